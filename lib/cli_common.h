@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Small pieces every tool's command line shares. */
+#ifndef PYBPF_CLI_COMMON_H
+#define PYBPF_CLI_COMMON_H
+
+#include <sys/types.h>
+
+/* Parses a positive PID. Returns 0 or -1. */
+int cli_parse_pid(const char *s, pid_t *pid);
+
+/* "pydump (pybpf-tools) 0.1.0" */
+void cli_print_version(const char *tool);
+
+#endif

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A live CPython process seen from outside: where its interpreter is, which
+ * version it is, and offsets that were checked against its memory. Nothing
+ * here stops, ptrace-attaches or executes anything of the target.
+ */
+#ifndef PYBPF_PY_PROCESS_H
+#define PYBPF_PY_PROCESS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "py_offsets.h"
+#include "py_version.h"
+
+#define PY_ERR_LEN 256
+
+/* How the walker reaches a thread's innermost frame. */
+enum py_frame_model {
+	PY_FRAMES_OBJECTS,   /* 3.8-3.10: tstate->frame, PyFrameObject chain */
+	PY_FRAMES_CFRAME,    /* 3.11-3.12: tstate->cframe->current_frame */
+	PY_FRAMES_CURRENT,   /* 3.13+: tstate->current_frame */
+};
+
+struct py_process {
+	pid_t pid;    /* host pid */
+	pid_t ns_pid; /* pid inside its own PID namespace */
+	char comm[32];
+
+	char interp_path[PATH_MAX]; /* interpreter ELF, as /proc/PID/maps names it */
+	char interp_open[PATH_MAX]; /* the path we read it through */
+	bool interp_is_library;     /* libpython*.so rather than the executable */
+	uint64_t load_bias;
+	uint64_t runtime_addr; /* &_PyRuntime in the target */
+
+	/* Type objects, to recognise real code objects and strings. */
+	uint64_t code_type, unicode_type, bytes_type;
+
+	struct py_version version;
+	char version_str[24];
+	bool free_threaded;
+	enum py_frame_model frame_model;
+
+	struct py_offsets off;
+	enum py_offsets_source source;
+	int32_t pthread_tid_offset; /* 3.8-3.10: tid inside glibc's struct pthread */
+
+	char err[PY_ERR_LEN];
+	char notes[512]; /* why better offset sources were not used */
+};
+
+/*
+ * Attaches to a process. Returns 0, or -1 with a precise reason in p->err
+ * ("no such process", "unsupported Python 3.7", ...).
+ */
+int py_process_open(struct py_process *p, pid_t pid);
+
+/*
+ * Checks p->off against the live process (round trips through interpreter,
+ * thread states, frames, code objects and strings). Returns 0, or -1 with
+ * the failed check in p->err.
+ */
+int py_process_validate(struct py_process *p);
+
+/* Minor-version helpers used by the readers. */
+static inline int py_minor(const struct py_process *p)
+{
+	return p->version.minor;
+}
+
+#endif
