@@ -148,6 +148,25 @@ int proc_list_threads(pid_t pid, struct proc_thread_id *out, size_t max)
 	return (int)n;
 }
 
+/*
+ * The kernel cuts comm at 15 bytes, possibly inside a UTF-8 sequence
+ * (Python 3.14 names threads after their target): drop such a tail.
+ */
+static void trim_partial_utf8(char *s)
+{
+	size_t n = strlen(s), start = n;
+
+	while (start > 0 && ((unsigned char)s[start - 1] & 0xc0) == 0x80 && n - start < 3)
+		start--;
+	if (start > 0 && ((unsigned char)s[start - 1] & 0x80)) {
+		unsigned char lead = (unsigned char)s[start - 1];
+		size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+
+		if (n - (start - 1) < need)
+			s[start - 1] = '\0';
+	}
+}
+
 int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 {
 	char path[96];
@@ -164,5 +183,6 @@ int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 		buf[0] = '\0';
 	fclose(f);
 	buf[strcspn(buf, "\n")] = '\0';
+	trim_partial_utf8(buf);
 	return 0;
 }

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Unit tests of the pure parsers in lib/: version strings, offset tables,
+ * _Py_DebugOffsets decoding, line tables and UTF-8. Tests against live
+ * interpreters are the pytest files in tests/.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "debug_offsets.h"
+#include "linetable.h"
+#include "py_code.h"
+#include "py_offsets.h"
+#include "py_version.h"
+
+static int passed, failed;
+
+#define CHECK(cond)                                                                    \
+	do {                                                                           \
+		if (cond) {                                                            \
+			passed++;                                                      \
+		} else {                                                               \
+			failed++;                                                      \
+			fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
+		}                                                                      \
+	} while (0)
+
+static void test_versions(void)
+{
+	struct py_version v;
+	char buf[32];
+	int ma, mi;
+	bool ft;
+
+	CHECK(py_version_parse("3.9.18", 6, &v) == 0 && v.minor == 9 && v.micro == 18);
+	CHECK(py_version_parse("3.15.0rc1", 9, &v) == 0 && v.level == 0xc && v.serial == 1);
+	CHECK(py_version_parse("3.12.0a7+", 9, &v) == 0 && v.level == 0xa && v.serial == 7);
+	CHECK(py_version_parse("3.9", 3, &v) < 0);
+	CHECK(py_version_parse("3.9.2x", 6, &v) < 0);
+	CHECK(py_version_parse("13.9.2", 6, &v) < 0);
+	py_version_from_hex(0x030e06f0, &v);
+	CHECK(v.major == 3 && v.minor == 14 && v.micro == 6 && v.level == 0xf);
+	CHECK(py_version_hex(&v) == 0x030e06f0);
+	py_version_from_hex(0x030f00c1, &v);
+	py_version_format(&v, buf, sizeof(buf));
+	CHECK(strcmp(buf, "3.15.0rc1") == 0);
+	CHECK(py_version_from_filename("libpython3.11.so.1.0", &ma, &mi, &ft) == 0 && mi == 11 && !ft);
+	CHECK(py_version_from_filename("python3.13t", &ma, &mi, &ft) == 0 && mi == 13 && ft);
+	CHECK(py_version_from_filename("python3.9", &ma, &mi, &ft) == 0 && mi == 9);
+	CHECK(py_version_from_filename("python3", &ma, &mi, &ft) < 0);
+	CHECK(py_version_from_filename("pythonista", &ma, &mi, &ft) < 0);
+	v.major = 3, v.minor = 7;
+	CHECK(!py_version_supported(&v));
+	v.minor = 8;
+	CHECK(py_version_supported(&v));
+}
+
+static void test_tables(void)
+{
+	struct py_offsets o;
+	char err[128];
+	int minor;
+
+	CHECK(py_offsets_parse_table("# c\nversion 3.11\ntstate_next 8\n", &o, &minor, err,
+				     sizeof(err)) == 0);
+	CHECK(minor == 11 && o.tstate_next == 8 && o.code_name == PY_OFFSET_ABSENT);
+	CHECK(py_offsets_parse_table("version 3.11\nno_such_field 8\n", &o, &minor, err,
+				     sizeof(err)) < 0 && strstr(err, "unknown field"));
+	CHECK(py_offsets_parse_table("tstate_next 8\n", &o, &minor, err, sizeof(err)) < 0);
+	CHECK(py_offsets_parse_table("version 3.11\ntstate_next -4\n", &o, &minor, err,
+				     sizeof(err)) < 0);
+	CHECK(py_offsets_parse_table("version 3.11\ntstate_next 8x\n", &o, &minor, err,
+				     sizeof(err)) < 0);
+	for (int m = 8; m <= 12; m++) {
+		CHECK(py_offsets_builtin_table(m, &o) == 0);
+		CHECK(py_offsets_missing(&o, m) == NULL);
+	}
+	CHECK(py_offsets_builtin_table(7, &o) < 0);
+	CHECK(py_offsets_builtin_table(13, &o) < 0); /* 3.13+ publish their own */
+	/* Known values from CPython's headers (x86_64). */
+	py_offsets_builtin_table(11, &o);
+	CHECK(o.tstate_native_thread_id == 160 && o.frame_is_entry == 68 && o.code_qualname == 128);
+	py_offsets_builtin_table(9, &o);
+	CHECK(o.frame_instr == 104 && o.tstate_thread_id == 176 && o.unicode_ascii_size == 48);
+}
+
+static void put_slot(uint8_t *raw, size_t slot, uint64_t v)
+{
+	memcpy(raw + slot * 8, &v, 8);
+}
+
+static void test_debug_offsets(void)
+{
+	uint8_t raw[DEBUG_OFFSETS_MAX_BYTES] = { 0 };
+	size_t size = debug_offsets_size(13);
+	struct py_offsets o;
+	uint64_t hex;
+	bool ft;
+	char err[128];
+
+	CHECK(size == 584 && debug_offsets_size(14) == 760 && debug_offsets_size(15) == 888);
+	CHECK(debug_offsets_size(12) == 0);
+	memcpy(raw, "xdebugpy", 8);
+	put_slot(raw, 1, 0x030d00f0);
+	put_slot(raw, 5, 632);   /* runtime_state.interpreters_head */
+	put_slot(raw, 14, 16);   /* interpreter_state.ceval_gil */
+	put_slot(raw, 15, 7752); /* gil_runtime_state */
+	put_slot(raw, 17, 7768); /* gil_runtime_state_locked */
+	put_slot(raw, 18, 7760); /* gil_runtime_state_holder */
+	put_slot(raw, 23, 72);   /* thread_state.current_frame */
+	put_slot(raw, 68, 16);   /* unicode_object.length */
+	put_slot(raw, 70, 40);   /* unicode_object.asciiobject_size */
+	CHECK(debug_offsets_decode(raw, size, 13, &o, &hex, &ft, err, sizeof(err)) == 0);
+	CHECK(hex == 0x030d00f0 && !ft);
+	CHECK(o.runtime_interpreters_head == 632 && o.tstate_frame == 72);
+	CHECK(o.gil_locked == 16 && o.gil_last_holder == 8 && o.gil_switch_number == 24);
+	CHECK(o.unicode_compact_size == 56);
+	CHECK(debug_offsets_decode(raw, size, 14, &o, &hex, &ft, err, sizeof(err)) < 0);
+	raw[0] = 'X';
+	CHECK(debug_offsets_decode(raw, size, 13, &o, &hex, &ft, err, sizeof(err)) < 0 &&
+	      strstr(err, "cookie"));
+	raw[0] = 'x';
+	put_slot(raw, 23, 1ull << 40);
+	CHECK(debug_offsets_decode(raw, size, 13, &o, &hex, &ft, err, sizeof(err)) < 0 &&
+	      strstr(err, "implausible"));
+}
+
+static void test_linetables(void)
+{
+	/* 3.8 lnotab: line 10 at 0, +2 lines at byte 6, +1 line at byte 10. */
+	const uint8_t lnotab[] = { 6, 2, 4, 1 };
+	/* 3.10: [0,6) line 10, [6,10) no line, [10,14) line 13 (+3 from 10). */
+	const uint8_t t310[] = { 6, 0, 4, 0x80, 4, 3 };
+	/* 3.11: short form (code 0) 2 units, one-line+1 (code 11) 1 unit,
+	 * no-location (code 15) 1 unit, no-column (code 13) +5 (svarint 10). */
+	const uint8_t t311[] = { 0x80 | (0 << 3) | 1, 0x00, 0x80 | (11 << 3) | 0, 0x00, 0x00,
+				 0x80 | (15 << 3) | 0, 0x80 | (13 << 3) | 1, 10 };
+
+	CHECK(linetable_lnotab(lnotab, sizeof(lnotab), 10, 0) == 10);
+	CHECK(linetable_lnotab(lnotab, sizeof(lnotab), 10, 5) == 10);
+	CHECK(linetable_lnotab(lnotab, sizeof(lnotab), 10, 6) == 12);
+	CHECK(linetable_lnotab(lnotab, sizeof(lnotab), 10, 100) == 13);
+	CHECK(linetable_lnotab(lnotab, sizeof(lnotab), 10, -1) == 10);
+	CHECK(linetable_310(t310, sizeof(t310), 10, 0) == 10);
+	CHECK(linetable_310(t310, sizeof(t310), 10, 8) == LINE_UNKNOWN);
+	CHECK(linetable_310(t310, sizeof(t310), 10, 12) == 13);
+	CHECK(linetable_310(t310, sizeof(t310), 10, 99) == LINE_UNKNOWN);
+	CHECK(linetable_311(t311, sizeof(t311), 20, 0) == 20);
+	CHECK(linetable_311(t311, sizeof(t311), 20, 2) == 20);
+	CHECK(linetable_311(t311, sizeof(t311), 20, 4) == 21);
+	CHECK(linetable_311(t311, sizeof(t311), 20, 6) == LINE_UNKNOWN);
+	CHECK(linetable_311(t311, sizeof(t311), 20, 8) == 26);
+	CHECK(linetable_311(t311, sizeof(t311), 20, 10) == 26);
+	CHECK(linetable_311(t311, sizeof(t311), 20, 12) == LINE_UNKNOWN);
+	/* Garbage never reads out of bounds and never loops. */
+	const uint8_t junk[] = { 0xff, 0xff, 0xff, 0x7f, 0x40, 0x40 };
+	(void)linetable_311(junk, sizeof(junk), 1, 3);
+	(void)linetable_310(junk, sizeof(junk), 1, 3);
+	(void)linetable_lnotab(junk, 1, 1, 3);
+	CHECK(linetable_311(junk, 0, 7, 0) == LINE_UNKNOWN);
+}
+
+static void test_utf8(void)
+{
+	char b[4];
+
+	CHECK(utf8_encode('A', b) == 1 && b[0] == 'A');
+	CHECK(utf8_encode(0xfc, b) == 2 && (uint8_t)b[0] == 0xc3 && (uint8_t)b[1] == 0xbc);
+	CHECK(utf8_encode(0x65e5, b) == 3 && (uint8_t)b[0] == 0xe6);
+	CHECK(utf8_encode(0x1f600, b) == 4 && (uint8_t)b[0] == 0xf0);
+	CHECK(utf8_encode(0xd800, b) == 3 && (uint8_t)b[0] == 0xef); /* U+FFFD */
+}
+
+int main(void)
+{
+	test_versions();
+	test_tables();
+	test_debug_offsets();
+	test_linetables();
+	test_utf8();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
