@@ -265,6 +265,31 @@ static int detect_version(struct py_process *p, struct elf_image *img)
 	return 0;
 }
 
+/*
+ * Where the eval loop is, and whether it sets up a frame pointer: its
+ * prologue is "push %rbp; mov %rsp,%rbp" (after an optional endbr64) in
+ * builds with -fno-omit-frame-pointer, and a frame-pointer walk of native
+ * stacks can then be trusted.
+ */
+static void find_eval_loop(struct py_process *p, struct elf_image *img)
+{
+	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const uint8_t prologue[] = { 0x55, 0x48, 0x89, 0xe5 };
+	uint8_t code[8];
+	uint64_t value, size;
+	const uint8_t *at = code;
+
+	if (elf_image_symbol(img, "_PyEval_EvalFrameDefault", &value, &size) != 0 || !size)
+		return;
+	p->eval_start = p->load_bias + value;
+	p->eval_end = p->eval_start + size;
+	if (elf_image_read_vaddr(img, value, code, sizeof(code)) != 0)
+		return;
+	if (memcmp(code, endbr64, sizeof(endbr64)) == 0)
+		at += sizeof(endbr64);
+	p->frame_pointers = memcmp(at, prologue, sizeof(prologue)) == 0;
+}
+
 static int find_runtime(struct py_process *p, struct elf_image *img)
 {
 	uint64_t value, size;
@@ -287,6 +312,7 @@ static int find_runtime(struct py_process *p, struct elf_image *img)
 			return fail(p, "no %s symbol in %s", types[i].name, p->interp_path);
 		*(uint64_t *)((char *)p + types[i].field) = p->load_bias + value;
 	}
+	find_eval_loop(p, img);
 	return 0;
 }
 

@@ -35,6 +35,11 @@ struct py_process {
 	uint64_t load_bias;
 	uint64_t runtime_addr; /* &_PyRuntime in the target */
 
+	/* _PyEval_EvalFrameDefault in the target, and whether the interpreter
+	 * keeps frame pointers (then native stacks can be trusted). */
+	uint64_t eval_start, eval_end;
+	bool frame_pointers;
+
 	/* Type objects, to recognise real code objects and strings. */
 	uint64_t code_type, unicode_type, bytes_type;
 

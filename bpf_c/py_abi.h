@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Data exchanged between the BPF programs and user space. This file is
+ * embedded in front of every BPF program and included by lib/, so both
+ * sides read the same bytes the same way. No includes.
+ */
+#ifndef PYBPF_PY_ABI_H
+#define PYBPF_PY_ABI_H
+
+#include "py_offset_fields.h"
+
+#ifdef PYB_BPF
+typedef u64 pyb_u64;
+typedef u32 pyb_u32;
+typedef s32 pyb_s32;
+typedef u8 pyb_u8;
+#else
+#include <stdint.h>
+typedef uint64_t pyb_u64;
+typedef uint32_t pyb_u32;
+typedef int32_t pyb_s32;
+typedef uint8_t pyb_u8;
+#endif
+
+/* Deepest Python stack recorded; deeper ones are marked truncated.
+ * Overridable at compile time (-DPYB_MAX_FRAMES=N). */
+#ifndef PYB_MAX_FRAMES
+#define PYB_MAX_FRAMES 192
+#endif
+#define PYB_MAX_LAYOUTS 16
+#define PYB_MAX_THREAD_SCAN 256 /* thread states searched per unknown thread */
+
+enum pyb_frame_model {
+	PYB_FRAMES_OBJECTS = 0, /* 3.8-3.10 */
+	PYB_FRAMES_CFRAME = 1,  /* 3.11-3.12 */
+	PYB_FRAMES_CURRENT = 2, /* 3.13+ */
+};
+
+/* One interpreter build's layout: offsets plus what the table cannot say. */
+struct pyb_layout {
+#define PYB_LAYOUT_MEMBER(name) pyb_s32 name;
+	PY_OFFSET_FIELDS(PYB_LAYOUT_MEMBER)
+#undef PYB_LAYOUT_MEMBER
+	pyb_u32 frame_model;
+	pyb_u32 minor;
+	pyb_u32 frame_span;     /* bytes of a frame struct read at once */
+	pyb_u32 stackref_mask;  /* 3.14+: _PyStackRef tag bits to clear */
+	pyb_u32 lasti_scale;    /* 3.8-3.10: f_lasti units in bytes (1 or 2) */
+	pyb_u32 owner_shim;     /* 3.12+: owner >= this is no Python frame; 0 = none */
+};
+
+enum pyb_proc_flags {
+	PYB_PROC_OTHER_PIDNS = 1 << 0, /* tids in the interpreter differ from host tids */
+};
+
+/* A registered Python process (key: host tgid). */
+struct pyb_proc {
+	pyb_u64 runtime_addr;
+	pyb_u64 pidns_dev, pidns_ino;
+	pyb_u32 layout;
+	pyb_u32 flags;
+	pyb_s32 pthread_tid_offset;
+	pyb_u32 pad;
+};
+
+enum pyb_frame_flags {
+	PYB_FRAME_ENTRY = 1 << 0, /* first frame of an eval-loop activation */
+	PYB_FRAME_SHIM = 1 << 1,  /* interpreter entry/C-stack frame: no Python
+				     function; the frame before it is an entry */
+};
+
+struct pyb_frame {
+	pyb_u64 code;
+	pyb_s32 instr_offset; /* bytes into the bytecode; <0 not started */
+	pyb_u32 flags;
+};
+
+enum pyb_stack_flags {
+	PYB_STACK_TRUNCATED = 1 << 0, /* more frames than PYB_MAX_FRAMES */
+	PYB_STACK_NO_TSTATE = 1 << 1, /* thread has no Python thread state */
+	PYB_STACK_READ_ERROR = 1 << 2, /* a frame could not be read: stack is partial */
+};
+
+struct pyb_stack {
+	pyb_u32 len;
+	pyb_u32 flags;
+	pyb_u32 pid; /* code addresses are per process */
+	pyb_u32 pad;
+	struct pyb_frame frames[PYB_MAX_FRAMES];
+};
+
+/* Key of the sample counts: one entry per distinct (thread, stacks). */
+struct pyb_count_key {
+	pyb_u32 pid;
+	pyb_u32 tid;
+	pyb_u64 pystack;     /* hash of the Python stack, key of `pystacks`; 0 none */
+	pyb_s32 user_stack;  /* native user stack id; <0 none */
+	pyb_s32 kernel_stack;
+	char comm[16];
+};
+
+/* Counters the programs keep, per CPU. */
+enum pyb_stat {
+	PYB_STAT_SAMPLES = 0,     /* samples of registered Python processes */
+	PYB_STAT_NO_TSTATE,       /* ...in threads without a thread state */
+	PYB_STAT_TRUNCATED,       /* ...whose Python stack was cut */
+	PYB_STAT_READ_ERRORS,     /* ...with an unreadable frame */
+	PYB_STAT_STACK_MAP_FULL,  /* stacks that could not be stored */
+	PYB_STAT_COUNT_MAP_FULL,  /* samples that could not be counted */
+	PYB_STAT_OTHER,           /* samples of other processes (ignored) */
+	PYB_STAT_MAX,
+};
+
+/* Event sent to user space when a process execs or forks. */
+struct pyb_proc_event {
+	pyb_u32 pid;
+	pyb_u32 kind; /* 0 exec, 1 fork */
+};
+
+#endif

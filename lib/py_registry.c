@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "py_registry.h"
+
+#include <bcc/bcc_syms.h>
+#include <bcc/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proc_maps.h"
+
+#define PENDING_RETRY_NS (20ull * 1000 * 1000)
+#define PENDING_GIVE_UP_NS (3ull * 1000 * 1000 * 1000)
+
+uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void registry_init(struct py_registry *r, const char *tool, int procs_fd, int layouts_fd,
+		   const pid_t *only, size_t nonly)
+{
+	memset(r, 0, sizeof(*r));
+	r->tool = tool;
+	r->procs_fd = procs_fd;
+	r->layouts_fd = layouts_fd;
+	r->only = only;
+	r->nonly = nonly;
+	code_names_init(&r->names);
+}
+
+void registry_free(struct py_registry *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->v[i].native_syms)
+			bcc_free_symcache(r->v[i].native_syms, r->v[i].pid);
+	free(r->v);
+	code_names_free(&r->names);
+	memset(r, 0, sizeof(*r));
+}
+
+struct py_target *registry_find(struct py_registry *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->v[i].pid == pid)
+			return &r->v[i];
+	return NULL;
+}
+
+size_t registry_count(const struct py_registry *r, enum py_target_state state)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->n; i++)
+		n += r->v[i].state == state;
+	return n;
+}
+
+static bool wanted(const struct py_registry *r, pid_t pid)
+{
+	if (!r->only)
+		return true;
+	for (size_t i = 0; i < r->nonly; i++)
+		if (r->only[i] == pid)
+			return true;
+	return false;
+}
+
+void registry_layout_from(const struct py_process *p, struct pyb_layout *l)
+{
+	int32_t span = 0;
+
+	memset(l, 0, sizeof(*l));
+#define COPY_FIELD(name) l->name = p->off.name;
+	PY_OFFSET_FIELDS(COPY_FIELD)
+#undef COPY_FIELD
+	l->minor = (uint32_t)p->version.minor;
+	l->frame_model = p->frame_model == PY_FRAMES_OBJECTS   ? PYB_FRAMES_OBJECTS
+			 : p->frame_model == PY_FRAMES_CFRAME ? PYB_FRAMES_CFRAME
+							      : PYB_FRAMES_CURRENT;
+	int32_t fields[] = { p->off.frame_previous, p->off.frame_code, p->off.frame_instr,
+			     p->off.frame_owner, p->off.frame_is_entry };
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (fields[i] + 8 > span)
+			span = fields[i] + 8;
+	l->frame_span = (uint32_t)span;
+	l->stackref_mask = p->version.minor >= 14 ? 3 : 0;
+	l->lasti_scale = p->version.minor == 10 ? 2 : 1;
+	l->owner_shim = p->version.minor >= 12 ? 3 : 0;
+}
+
+static int layout_id(struct py_registry *r, const struct py_process *p)
+{
+	struct pyb_layout l;
+
+	registry_layout_from(p, &l);
+	for (int i = 0; i < r->nlayouts; i++)
+		if (memcmp(&r->layouts[i], &l, sizeof(l)) == 0)
+			return i;
+	if (r->nlayouts == PYB_MAX_LAYOUTS || l.frame_span > 128)
+		return -1;
+	r->layouts[r->nlayouts] = l;
+	if (bpf_update_elem(r->layouts_fd, &r->nlayouts, &l, 0) < 0)
+		return -1;
+	return r->nlayouts++;
+}
+
+static int register_bpf(struct py_registry *r, struct py_target *t)
+{
+	struct pyb_proc cfg = { 0 };
+	char path[64];
+	struct stat self_ns, ns;
+	uint32_t key = (uint32_t)t->pid;
+
+	t->layout = layout_id(r, &t->proc);
+	if (t->layout < 0)
+		return -1;
+	cfg.runtime_addr = t->proc.runtime_addr;
+	cfg.layout = (uint32_t)t->layout;
+	cfg.pthread_tid_offset = t->proc.pthread_tid_offset;
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)t->pid);
+	if (stat("/proc/self/ns/pid", &self_ns) == 0 && stat(path, &ns) == 0 &&
+	    (ns.st_ino != self_ns.st_ino || ns.st_dev != self_ns.st_dev)) {
+		cfg.flags |= PYB_PROC_OTHER_PIDNS;
+		cfg.pidns_dev = (uint64_t)ns.st_dev;
+		cfg.pidns_ino = (uint64_t)ns.st_ino;
+	}
+	return bpf_update_elem(r->procs_fd, &key, &cfg, 0);
+}
+
+/* Failures that will not go away by waiting. */
+static bool final_failure(const struct py_process *p)
+{
+	return strstr(p->err, "unsupported Python") || strstr(p->err, "no such process");
+}
+
+static void try_target(struct py_registry *r, struct py_target *t)
+{
+	uint64_t now = monotonic_ns();
+
+	t->last_try_ns = now;
+	if (py_process_open(&t->proc, t->pid) == 0) {
+		if (register_bpf(r, t) < 0) {
+			t->state = TARGET_REFUSED;
+			snprintf(t->proc.err, sizeof(t->proc.err), "cannot register with BPF");
+		} else {
+			t->state = TARGET_ACTIVE;
+			r->active_ever++;
+			if (t->proc.frame_pointers)
+				t->native_syms = bcc_symcache_new(t->pid, NULL);
+			else
+				r->no_frame_pointers++;
+		}
+	} else if (strstr(t->proc.err, "no such process")) {
+		t->state = TARGET_GONE;
+	} else if (final_failure(&t->proc) || now - t->first_seen_ns > PENDING_GIVE_UP_NS) {
+		bool python = !strstr(t->proc.err, "is this a Python process?");
+
+		t->state = python ? TARGET_REFUSED : TARGET_NOT_PYTHON;
+		r->refused += python;
+	} else {
+		t->state = TARGET_PENDING;
+	}
+	/* Say why a Python process (or one the user named) is not profiled. */
+	if ((t->state == TARGET_REFUSED || (t->state == TARGET_NOT_PYTHON && r->only)) &&
+	    !t->reported) {
+		fprintf(stderr, "%s: PID %d (%s): %s; skipped\n", r->tool, (int)t->pid,
+			t->proc.comm, t->proc.err);
+		t->reported = true;
+	}
+}
+
+void registry_consider(struct py_registry *r, pid_t pid, bool young)
+{
+	struct py_target *t = registry_find(r, pid);
+
+	if (!wanted(r, pid))
+		return;
+	if (t) {
+		if (t->state == TARGET_ACTIVE && !young)
+			return;
+		/* exec'd into something new: look again from scratch */
+		if (t->state == TARGET_ACTIVE) {
+			uint32_t key = (uint32_t)pid;
+
+			bpf_delete_elem(r->procs_fd, &key);
+		}
+	} else {
+		if (r->n == r->cap) {
+			size_t cap = r->cap ? r->cap * 2 : 64;
+			struct py_target *v = realloc(r->v, cap * sizeof(*v));
+
+			if (!v)
+				return;
+			r->v = v;
+			r->cap = cap;
+		}
+		t = &r->v[r->n++];
+		memset(t, 0, sizeof(*t));
+		t->pid = pid;
+	}
+	t->first_seen_ns = monotonic_ns();
+	if (!young)
+		t->first_seen_ns -= PENDING_GIVE_UP_NS; /* one try is enough */
+	t->reported = false;
+	try_target(r, t);
+}
+
+void registry_tick(struct py_registry *r)
+{
+	uint64_t now = monotonic_ns();
+
+	for (size_t i = 0; i < r->n; i++) {
+		struct py_target *t = &r->v[i];
+		char path[32];
+
+		if (t->state == TARGET_PENDING && now - t->last_try_ns >= PENDING_RETRY_NS) {
+			try_target(r, t);
+		} else if (t->state == TARGET_ACTIVE) {
+			snprintf(path, sizeof(path), "/proc/%d/stat", (int)t->pid);
+			if (access(path, F_OK) != 0)
+				t->state = TARGET_GONE; /* its BPF entry stays: samples in flight */
+		}
+	}
+}
+
+/*
+ * Cheap first look for a system-wide scan: the executable or a mapped file
+ * is called python* or libpython*. Reading symbols of every binary on the
+ * machine would cost far more.
+ */
+static bool maybe_python(pid_t pid)
+{
+	struct proc_maps maps;
+	bool found = false;
+
+	if (proc_maps_read(pid, &maps) < 0)
+		return false;
+	for (size_t i = 0; i < maps.n && !found; i++) {
+		const char *base = proc_map_basename(&maps.v[i]);
+
+		found = strncmp(base, "python", 6) == 0 || strncmp(base, "libpython", 9) == 0;
+	}
+	proc_maps_free(&maps);
+	return found;
+}
+
+void registry_scan(struct py_registry *r)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid == getpid())
+			continue;
+		if (!registry_find(r, (pid_t)pid) && (r->only || maybe_python((pid_t)pid)))
+			registry_consider(r, (pid_t)pid, false);
+	}
+	closedir(d);
+}

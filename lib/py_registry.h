@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The Python processes a tool watches: found at start and as they appear
+ * (exec, fork, a /proc rescan), checked with lib/py_process, and handed to
+ * BPF through two maps: `layouts` (one entry per distinct interpreter
+ * layout) and `procs` (pid -> runtime address, layout, namespace).
+ */
+#ifndef PYBPF_PY_REGISTRY_H
+#define PYBPF_PY_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "code_names.h"
+#include "py_abi.h"
+#include "py_process.h"
+
+enum py_target_state {
+	TARGET_PENDING,    /* not (yet) readable: starting up; retried for a while */
+	TARGET_ACTIVE,     /* registered with BPF */
+	TARGET_NOT_PYTHON, /* not a Python process */
+	TARGET_REFUSED,    /* Python we must not read (unsupported, failed validation) */
+	TARGET_GONE,       /* exited */
+};
+
+struct py_target {
+	pid_t pid;
+	enum py_target_state state;
+	struct py_process proc;
+	int layout;
+	uint64_t first_seen_ns, last_try_ns;
+	bool reported;
+	void *native_syms; /* bcc symbol cache, when native stacks are trusted */
+};
+
+struct py_registry {
+	struct py_target *v;
+	size_t n, cap;
+	struct pyb_layout layouts[PYB_MAX_LAYOUTS];
+	int nlayouts;
+	int procs_fd, layouts_fd;
+	const pid_t *only; /* -p list; NULL: every Python process */
+	size_t nonly;
+	const char *tool; /* for messages */
+	struct code_names names;
+	/* for the summary */
+	size_t active_ever, refused, no_frame_pointers;
+};
+
+void registry_init(struct py_registry *r, const char *tool, int procs_fd, int layouts_fd,
+		   const pid_t *only, size_t nonly);
+void registry_free(struct py_registry *r);
+
+/* A pid to look at now (start-up, exec, fork). young: it may still be
+ * starting, so failures are retried for a while. */
+void registry_consider(struct py_registry *r, pid_t pid, bool young);
+
+/* Retries pending processes, notices exits. Call every few tens of ms. */
+void registry_tick(struct py_registry *r);
+
+/* System-wide: looks for processes not seen yet. */
+void registry_scan(struct py_registry *r);
+
+struct py_target *registry_find(struct py_registry *r, pid_t pid);
+
+/* Number of targets in a state. */
+size_t registry_count(const struct py_registry *r, enum py_target_state state);
+
+/* Fills a BPF layout from a process's checked offsets. */
+void registry_layout_from(const struct py_process *p, struct pyb_layout *l);
+
+uint64_t monotonic_ns(void);
+
+#endif

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * From BPF counts to named, merged stacks, and the text formats users know
+ * from bcc (multi-line text and folded stacks). One implementation for
+ * every tool: pyprofile counts samples, pyoffcpu microseconds.
+ */
+#ifndef PYBPF_STACK_REPORT_H
+#define PYBPF_STACK_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "py_registry.h"
+
+struct report_row {
+	pid_t pid;
+	char comm[16];
+	char *frames;   /* root first, ';'-separated; kernel frames carry "_[k]" */
+	int nuser;      /* frames before the kernel ones */
+	int nkernel;
+	uint64_t value; /* samples, or microseconds */
+};
+
+struct stack_report {
+	struct report_row *rows;
+	size_t n, cap;
+	void *ksyms;
+	bool user_stacks, kernel_stacks, delimiter;
+	pid_t only_tid; /* report one thread only (-t); 0: all */
+	/* drained Python stacks (hash set of pystack keys) */
+	uint64_t *seen;
+	size_t seen_cap, seen_n;
+	/* what could not be shown */
+	uint64_t missed_user, missed_kernel, unknown_code;
+	uint64_t total;
+};
+
+void stack_report_init(struct stack_report *rep, bool user_stacks, bool kernel_stacks,
+		       bool delimiter);
+void stack_report_free(struct stack_report *rep);
+
+/*
+ * Names the code objects of Python stacks recorded since the last call,
+ * while their processes are alive. Call a few times a second.
+ */
+void stack_report_drain(struct stack_report *rep, struct py_registry *reg, int pystacks_fd);
+
+/*
+ * Reads every (key, value) of the counts map and builds the rows, merging
+ * identical stacks. Returns 0 or -1.
+ */
+int stack_report_collect(struct stack_report *rep, struct py_registry *reg, int counts_fd,
+			 int pystacks_fd, int stacks_fd);
+
+/* bcc profile/offcputime layout: leaf first, ascending by value. */
+void stack_report_print_text(const struct stack_report *rep, FILE *out);
+/* comm;root;...;leaf value */
+void stack_report_print_folded(const struct stack_report *rep, FILE *out);
+
+#endif

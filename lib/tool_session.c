@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "tool_session.h"
+
+#include <bcc/libbpf.h>
+#include <errno.h>
+#include <linux/bpf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_common.h"
+#include "py_abi.h"
+
+#define DRAIN_EVERY_NS (100ull * 1000 * 1000)
+#define SCAN_EVERY_NS (1000ull * 1000 * 1000)
+
+volatile sig_atomic_t session_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	session_stop = 1;
+}
+
+void session_install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+int session_parse_pids(struct tool_session *s, const char *list)
+{
+	char *copy = strdup(list), *save = NULL;
+	int rc = 0;
+
+	if (!copy)
+		return -1;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (s->npids == SESSION_MAX_PIDS || cli_parse_pid(tok, &s->pids[s->npids]) < 0) {
+			rc = -1;
+			break;
+		}
+		s->npids++;
+	}
+	free(copy);
+	return s->npids ? rc : -1;
+}
+
+int session_compile(struct tool_session *s, const char *text, const char *const *cflags,
+		    int ncflags)
+{
+	char err[768];
+	const char *all[32];
+	int n = 0;
+
+	if (bpf_environment_check(err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", s->tool, err);
+		return -1;
+	}
+	all[n++] = "-DPYB_BPF=1";
+	for (int i = 0; i < ncflags && n < 32; i++)
+		all[n++] = cflags[i];
+	/* libbcc prints to stdout on some failures; keep stdout for results */
+	fflush(stdout);
+	if (bpf_module_compile(&s->bpf, text, all, n) < 0) {
+		fprintf(stderr, "%s: %s\n", s->tool, s->bpf.err);
+		return -1;
+	}
+	return 0;
+}
+
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+static void on_proc_event(void *ctx, void *data, int size)
+{
+	struct tool_session *s = ctx;
+	struct pyb_proc_event ev;
+
+	if (size < (int)sizeof(ev))
+		return;
+	memcpy(&ev, data, sizeof(ev));
+	/* fork also fires for new threads: only new processes matter */
+	if (ev.kind == 1 && tgid_of((pid_t)ev.pid) != (pid_t)ev.pid)
+		return;
+	registry_consider(&s->reg, (pid_t)ev.pid, true);
+}
+
+static void on_lost_events(void *ctx, uint64_t lost)
+{
+	((struct tool_session *)ctx)->lost_events += lost;
+}
+
+int session_start_discovery(struct tool_session *s)
+{
+	int exec_fd = bpf_module_load(&s->bpf, "raw_tracepoint__sched_process_exec",
+				      BPF_PROG_TYPE_RAW_TRACEPOINT);
+	int fork_fd = bpf_module_load(&s->bpf, "tracepoint__sched__sched_process_fork",
+				      BPF_PROG_TYPE_TRACEPOINT);
+
+	if (exec_fd < 0 || fork_fd < 0 ||
+	    bpf_module_attach_raw_tracepoint(&s->bpf, exec_fd, "sched_process_exec") < 0 ||
+	    bpf_module_attach_tracepoint(&s->bpf, fork_fd, "sched", "sched_process_fork") < 0 ||
+	    bpf_module_open_events(&s->bpf, "proc_events", on_proc_event, on_lost_events, s, 8) <
+		    0) {
+		fprintf(stderr, "%s: %s\n", s->tool, s->bpf.err);
+		return -1;
+	}
+	registry_init(&s->reg, s->tool, bpf_module_table_fd(&s->bpf, "procs"),
+		      bpf_module_table_fd(&s->bpf, "layouts"), s->npids ? s->pids : NULL, s->npids);
+	if (s->npids) {
+		for (size_t i = 0; i < s->npids; i++)
+			registry_consider(&s->reg, s->pids[i], false);
+		if (!registry_count(&s->reg, TARGET_ACTIVE)) {
+			fprintf(stderr, "%s: none of the given processes can be profiled\n", s->tool);
+			return -1;
+		}
+	} else {
+		registry_scan(&s->reg);
+	}
+	return 0;
+}
+
+static bool all_targets_gone(struct tool_session *s)
+{
+	if (!s->npids)
+		return false;
+	for (size_t i = 0; i < s->reg.n; i++)
+		if (s->reg.v[i].state == TARGET_ACTIVE || s->reg.v[i].state == TARGET_PENDING)
+			return false;
+	return true;
+}
+
+void session_run(struct tool_session *s, int duration, struct stack_report *rep)
+{
+	uint64_t start = monotonic_ns(), last_drain = start, last_scan = start;
+	uint64_t end = duration > 0 ? start + (uint64_t)duration * 1000000000ull : UINT64_MAX;
+
+	while (!session_stop) {
+		uint64_t now;
+
+		bpf_module_poll_events(&s->bpf, 20);
+		registry_tick(&s->reg);
+		now = monotonic_ns();
+		if (now - last_drain >= DRAIN_EVERY_NS) {
+			stack_report_drain(rep, &s->reg, s->pystacks_fd);
+			last_drain = now;
+		}
+		if (!s->npids && now - last_scan >= SCAN_EVERY_NS) {
+			registry_scan(&s->reg);
+			last_scan = now;
+		}
+		if (now >= end)
+			break;
+		if (all_targets_gone(s)) {
+			fprintf(stderr, "%s: every target process has exited\n", s->tool);
+			break;
+		}
+	}
+	/* stop sampling before reading, then name what is left */
+	for (int i = 0; i < s->bpf.nperf; i++)
+		bpf_close_perf_event_fd(s->bpf.perf_fds[i]);
+	s->bpf.nperf = 0;
+	stack_report_drain(rep, &s->reg, s->pystacks_fd);
+}
+
+uint64_t session_stat(struct tool_session *s, int which)
+{
+	uint64_t vals[BPF_MODULE_MAX_CPUS] = { 0 }, sum = 0;
+	int cpus[BPF_MODULE_MAX_CPUS];
+	int ncpu = online_cpus(cpus, BPF_MODULE_MAX_CPUS);
+	int max_cpu = 0;
+
+	/* per-CPU values come back as one slot per possible CPU */
+	for (int i = 0; i < ncpu; i++)
+		if (cpus[i] > max_cpu)
+			max_cpu = cpus[i];
+	if (s->stats_fd < 0 || bpf_lookup_elem(s->stats_fd, &which, vals) < 0)
+		return 0;
+	for (int i = 0; i <= max_cpu && i < BPF_MODULE_MAX_CPUS; i++)
+		sum += vals[i];
+	return sum;
+}
+
+void session_print_summary(struct tool_session *s, const struct stack_report *rep,
+			   const char *unit)
+{
+	uint64_t samples = session_stat(s, PYB_STAT_SAMPLES);
+	uint64_t no_ts = session_stat(s, PYB_STAT_NO_TSTATE);
+	size_t gone = registry_count(&s->reg, TARGET_GONE);
+
+	fprintf(stderr,
+		"%s: %llu samples of %zu Python process%s (%zu exited during the run); "
+		"%llu with Python frames, %llu in threads without a Python thread state\n",
+		s->tool, (unsigned long long)samples, s->reg.active_ever,
+		s->reg.active_ever == 1 ? "" : "es", gone,
+		(unsigned long long)(samples - no_ts), (unsigned long long)no_ts);
+	fprintf(stderr,
+		"%s: %llu stacks truncated at %d Python frames, %llu with an unreadable frame, "
+		"%llu %s not counted (maps full: %llu stacks), %llu process events lost\n",
+		s->tool, (unsigned long long)session_stat(s, PYB_STAT_TRUNCATED), PYB_MAX_FRAMES,
+		(unsigned long long)session_stat(s, PYB_STAT_READ_ERRORS),
+		(unsigned long long)session_stat(s, PYB_STAT_COUNT_MAP_FULL), unit,
+		(unsigned long long)session_stat(s, PYB_STAT_STACK_MAP_FULL),
+		(unsigned long long)s->lost_events);
+	if (rep->unknown_code)
+		fprintf(stderr,
+			"%s: %llu frames of code objects that could not be named (their "
+			"process exited or freed them first)\n",
+			s->tool, (unsigned long long)rep->unknown_code);
+	if (rep->missed_kernel || rep->missed_user)
+		fprintf(stderr,
+			"WARNING: %llu stack traces could not be displayed. Consider increasing "
+			"--stack-storage-size.\n",
+			(unsigned long long)(rep->missed_kernel + rep->missed_user));
+	if (rep->user_stacks && s->reg.no_frame_pointers)
+		fprintf(stderr,
+			"%s: native frames not shown for %zu process%s: the interpreter is built "
+			"without frame pointers, so its native stacks cannot be trusted\n",
+			s->tool, s->reg.no_frame_pointers,
+			s->reg.no_frame_pointers == 1 ? "" : "es");
+	if (s->reg.refused)
+		fprintf(stderr, "%s: %zu Python process%s could not be profiled (see above)\n",
+			s->tool, s->reg.refused, s->reg.refused == 1 ? "" : "es");
+}
+
+void session_close(struct tool_session *s)
+{
+	registry_free(&s->reg);
+	bpf_module_close(&s->bpf);
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What every Python-aware BPF tool does around its own program: check the
+ * environment, compile the embedded program, find and register Python
+ * processes (at start, on exec and fork, by rescans), keep naming code
+ * objects while processes live, stop on time-out, Ctrl-C or when every
+ * target has exited, and report what could not be seen.
+ */
+#ifndef PYBPF_TOOL_SESSION_H
+#define PYBPF_TOOL_SESSION_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf_module.h"
+#include "py_registry.h"
+#include "stack_report.h"
+
+#define SESSION_MAX_PIDS 64
+
+struct tool_session {
+	const char *tool;
+	struct bpf_module bpf;
+	struct py_registry reg;
+	pid_t pids[SESSION_MAX_PIDS];
+	size_t npids;
+	uint64_t lost_events;
+	int pystacks_fd, counts_fd, stacks_fd, stats_fd;
+	bool verbose;
+};
+
+/* Parses "123,456" into s->pids. Returns 0 or -1. */
+int session_parse_pids(struct tool_session *s, const char *list);
+
+/*
+ * Checks the environment and compiles text with cflags (PYB_BPF and the
+ * common defines are added). Returns 0, or -1 after printing why.
+ */
+int session_compile(struct tool_session *s, const char *text, const char *const *cflags,
+		    int ncflags);
+
+/*
+ * Attaches the discovery programs (exec raw tracepoint, fork tracepoint),
+ * opens the event buffer and registers the initial processes. Returns 0,
+ * or -1 after printing why (e.g. no -p PID is a Python process).
+ */
+int session_start_discovery(struct tool_session *s);
+
+/* Runs until duration seconds pass (0: forever), Ctrl-C/SIGTERM, or every
+ * -p target has exited. */
+void session_run(struct tool_session *s, int duration, struct stack_report *rep);
+
+/* Reads a per-CPU counter summed over CPUs. */
+uint64_t session_stat(struct tool_session *s, int which);
+
+/* The closing summary lines on stderr. */
+void session_print_summary(struct tool_session *s, const struct stack_report *rep,
+			   const char *unit);
+
+void session_close(struct tool_session *s);
+
+extern volatile sig_atomic_t session_stop;
+void session_install_signals(void);
+
+#endif
