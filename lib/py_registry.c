@@ -161,6 +161,11 @@ static void try_target(struct py_registry *r, struct py_target *t)
 		}
 	} else if (strstr(t->proc.err, "no such process")) {
 		t->state = TARGET_GONE;
+		if (r->only && !t->reported) {
+			fprintf(stderr, "%s: PID %d: %s; skipped\n", r->tool, (int)t->pid,
+				t->proc.err);
+			t->reported = true;
+		}
 	} else if (final_failure(&t->proc) || now - t->first_seen_ns > PENDING_GIVE_UP_NS) {
 		bool python = !strstr(t->proc.err, "is this a Python process?");
 
@@ -226,8 +231,10 @@ void registry_tick(struct py_registry *r)
 			try_target(r, t);
 		} else if (t->state == TARGET_ACTIVE) {
 			snprintf(path, sizeof(path), "/proc/%d/stat", (int)t->pid);
-			if (access(path, F_OK) != 0)
+			if (access(path, F_OK) != 0) {
 				t->state = TARGET_GONE; /* its BPF entry stays: samples in flight */
+				r->exited++;
+			}
 		}
 	}
 }

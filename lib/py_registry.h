@@ -46,7 +46,7 @@ struct py_registry {
 	const char *tool; /* for messages */
 	struct code_names names;
 	/* for the summary */
-	size_t active_ever, refused, no_frame_pointers;
+	size_t active_ever, exited, refused, no_frame_pointers;
 };
 
 void registry_init(struct py_registry *r, const char *tool, int procs_fd, int layouts_fd,

@@ -205,7 +205,7 @@ void session_print_summary(struct tool_session *s, const struct stack_report *re
 {
 	uint64_t samples = session_stat(s, PYB_STAT_SAMPLES);
 	uint64_t no_ts = session_stat(s, PYB_STAT_NO_TSTATE);
-	size_t gone = registry_count(&s->reg, TARGET_GONE);
+	size_t gone = s->reg.exited;
 
 	fprintf(stderr,
 		"%s: %llu samples of %zu Python process%s (%zu exited during the run); "

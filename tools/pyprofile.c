@@ -261,7 +261,8 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (o.format == REPORT_TEXT)
+	/* the header goes to stdout unless stdout carries a non-text report */
+	if (o.format == REPORT_TEXT || o.output)
 		print_header(&o, &s);
 	stack_report_init(&rep, !o.kernel_only, !o.user_only, o.delimiter);
 	rep.only_tid = o.tid;

@@ -1,0 +1,170 @@
+"""pyprofile against real interpreters: CPU shares, names, deep stacks,
+short-lived processes and the errors users hit."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import tool_path, WORKLOADS
+import interpreters
+from profiling import start_tool, finish, parse_folded, frame_name, read_json
+
+FUNCS = ("burn_main", "burn_side", "burn_ünïcode")
+TOLERANCE = 0.07  # absolute share, per function
+
+
+@pytest.fixture(scope="session")
+def pyprofile():
+    path = tool_path("pyprofile")
+    if not os.access(path, os.X_OK):
+        pytest.fail("%s not built" % path)
+    return path
+
+
+def test_cpu_shares_match_truth(interp, pyprofile, tmp_path):
+    """Each function's share of samples is within a few points of the CPU
+    time the workload measured for it, and names come out as UTF-8."""
+    script = interp.place(os.path.join(WORKLOADS, "cpu_shares.py"))
+    scratch = interp.scratch(tmp_path)
+    proc = interp.spawn([script, scratch.proc_path("state.json")])
+    try:
+        state = read_json(scratch.host_path("state.json"), key="ready")
+        out = str(tmp_path / "out.folded")
+        tool = start_tool(pyprofile, ["-F", "199", "-p", str(proc.pid), "-o", out,
+                                      "--format", "folded", "4"])
+        os.kill(proc.pid, signal.SIGUSR1)  # the truth starts with sampling
+        rc, _, err = finish(tool)
+        assert rc == 0, err
+        time.sleep(0.5)
+        truth = read_json(scratch.host_path("state.json"))["spent"]
+        with open(out, encoding="utf-8") as fp:
+            rows = parse_folded(fp.read())
+    finally:
+        proc.kill()
+        scratch.cleanup()
+    assert state["pid"] > 0
+    counted = {f: 0 for f in FUNCS}
+    total = 0
+    for frames, comm, count in rows:
+        names = [frame_name(f) for f in frames]
+        for f in FUNCS:
+            if f in names:
+                counted[f] += count
+        total += count
+    assert total >= 300, "too few samples: %d\n%s" % (total, err)
+    truth_total = sum(truth.values())
+    in_funcs = sum(counted.values())
+    # nearly every sample is inside one of the three functions
+    assert in_funcs >= 0.95 * total, (counted, total)
+    for f in FUNCS:
+        got = counted[f] / in_funcs
+        want = truth[f] / truth_total
+        assert abs(got - want) <= TOLERANCE, "%s: %.1f%% of samples, truth %.1f%% (%s, %s)" % (
+            f, 100 * got, 100 * want, counted, truth)
+    # frames carry the file and a real line number
+    sample = next(fr for fr, _, _ in rows if any(frame_name(x) == "burn_main" for x in fr))
+    leaf = [x for x in sample if frame_name(x) == "burn_main"][0]
+    assert leaf.endswith(")") and "cpu_shares.py:" in leaf
+    assert int(leaf.rsplit(":", 1)[1][:-1]) in range(23, 27)  # burn_main body
+
+
+def host_interp():
+    matrix, _ = interpreters.discover()
+    for i in matrix:
+        if isinstance(i, interpreters.Interpreter) and i.id == "host-3.11":
+            return i
+    pytest.skip("host python3.11 not available")
+
+
+def test_short_lived_children_are_named(pyprofile, tmp_path):
+    """Children that live 0.3 s are profiled (system-wide) with their real
+    function names, though they have exited when the report is printed."""
+    out = str(tmp_path / "out.folded")
+    tool = start_tool(pyprofile, ["-F", "199", "-o", out, "--format", "folded", "6"])
+    parent = subprocess.run([interpreters.HOST_PYTHON,
+                             os.path.join(WORKLOADS, "short_children.py"), "6"],
+                            timeout=60)
+    rc, _, err = finish(tool)
+    assert parent.returncode == 0
+    assert rc == 0, err
+    with open(out, encoding="utf-8") as fp:
+        rows = parse_folded(fp.read())
+    named = sum(c for fr, _, c in rows
+                if any(frame_name(f) == "short_lived_child_burn" for f in fr))
+    unknown = sum(c for fr, comm, c in rows if any("[unknown code" in f for f in fr))
+    assert named >= 20, "children not profiled by name: %d samples\n%s" % (named, err)
+    assert unknown <= named // 10, (unknown, named)
+
+
+def test_deep_stack_is_marked_truncated(pyprofile, tmp_path):
+    py = host_interp()
+    proc = py.spawn([os.path.join(WORKLOADS, "deep_stack.py"), "300"])
+    try:
+        time.sleep(1)
+        r = subprocess.run([pyprofile, "-F", "199", "-f", "-U", "-p", str(proc.pid), "2"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
+                           universal_newlines=True)
+    finally:
+        proc.kill()
+    assert r.returncode == 0, r.stderr
+    rows = parse_folded(r.stdout)
+    assert rows
+    for frames, comm, count in rows:
+        # innermost first would be the recursion: the cut side is the root
+        assert frames[0] == "[truncated]", frames[:3]
+        assert len(frames) - 1 == 192
+    assert "192 Python frames" in r.stderr
+
+
+def test_target_exiting_mid_run_reports_what_was_collected(pyprofile):
+    code = "import time\nend=time.time()+5\nwhile time.time()<end: sum(range(1000))\n"
+    proc = subprocess.Popen([interpreters.HOST_PYTHON, "-c", code])
+    try:
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        r = subprocess.run([pyprofile, "-F", "99", "-f", "-p", str(proc.pid), "20"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
+                           universal_newlines=True)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert r.returncode == 0, r.stderr
+    assert "every target process has exited" in r.stderr
+    assert time.monotonic() - t0 < 15
+    assert sum(c for _, _, c in parse_folded(r.stdout)) > 10
+
+
+def test_not_python_pid_is_refused(pyprofile):
+    sleeper = subprocess.Popen(["sleep", "100"])
+    try:
+        r = subprocess.run([pyprofile, "-p", str(sleeper.pid), "1"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=120, universal_newlines=True)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert r.returncode == 1
+    assert "is this a Python process?" in r.stderr
+    assert "none of the given processes can be profiled" in r.stderr
+
+
+def test_unsupported_python_is_refused(pyprofile, old_interp):
+    proc = old_interp.spawn(["-c", "import time; time.sleep(100)"])
+    try:
+        time.sleep(0.5)
+        r = subprocess.run([pyprofile, "-p", str(proc.pid), "1"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=120, universal_newlines=True)
+    finally:
+        proc.kill()
+    want = "unsupported Python %d.%d" % old_interp.version[:2]
+    assert r.returncode == 1 and want in r.stderr, r.stderr
+
+
+def test_not_root_gets_a_clear_message(pyprofile):
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                        pyprofile, "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=60, universal_newlines=True)
+    assert r.returncode == 1
+    assert "must be run as root" in r.stderr
