@@ -186,3 +186,23 @@ int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 	trim_partial_utf8(buf);
 	return 0;
 }
+
+bool proc_alive(pid_t pid)
+{
+	char path[32], buf[512], *close;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = (ssize_t)fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may hold ')' itself, so take the last one */
+	close = strrchr(buf, ')');
+	return close && close[1] == ' ' && close[2] != 'Z' && close[2] != 'X';
+}

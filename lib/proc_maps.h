@@ -3,6 +3,7 @@
 #ifndef PYBPF_PROC_MAPS_H
 #define PYBPF_PROC_MAPS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -37,6 +38,9 @@ int proc_list_threads(pid_t pid, struct proc_thread_id *out, size_t max);
 
 /* The pid as seen inside the process's own PID namespace (NSpid). */
 int proc_ns_pid(pid_t pid, pid_t *ns_pid);
+
+/* True while the process exists and is not a zombie (exited, not reaped). */
+bool proc_alive(pid_t pid);
 
 /* comm of a process (tid == 0) or of one of its threads. */
 int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);

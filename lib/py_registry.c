@@ -225,13 +225,11 @@ void registry_tick(struct py_registry *r)
 
 	for (size_t i = 0; i < r->n; i++) {
 		struct py_target *t = &r->v[i];
-		char path[32];
 
 		if (t->state == TARGET_PENDING && now - t->last_try_ns >= PENDING_RETRY_NS) {
 			try_target(r, t);
 		} else if (t->state == TARGET_ACTIVE) {
-			snprintf(path, sizeof(path), "/proc/%d/stat", (int)t->pid);
-			if (access(path, F_OK) != 0) {
+			if (!proc_alive(t->pid)) {
 				t->state = TARGET_GONE; /* its BPF entry stays: samples in flight */
 				r->exited++;
 			}

@@ -50,6 +50,34 @@ int session_parse_pids(struct tool_session *s, const char *list)
 	return s->npids ? rc : -1;
 }
 
+/*
+ * Compiling takes seconds: check the -p targets first, so a wrong PID is
+ * reported at once, and drop the ones that cannot be profiled.
+ */
+static int precheck_pids(struct tool_session *s)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->npids; i++) {
+		struct py_process *p = malloc(sizeof(*p));
+
+		if (!p)
+			return -1;
+		if (py_process_open(p, s->pids[i]) == 0)
+			s->pids[kept++] = s->pids[i];
+		else
+			fprintf(stderr, "%s: PID %d%s%s%s: %s; skipped\n", s->tool, (int)s->pids[i],
+				p->comm[0] ? " (" : "", p->comm, p->comm[0] ? ")" : "", p->err);
+		free(p);
+	}
+	s->npids = kept;
+	if (!kept) {
+		fprintf(stderr, "%s: none of the given processes can be profiled\n", s->tool);
+		return -1;
+	}
+	return 0;
+}
+
 int session_compile(struct tool_session *s, const char *text, const char *const *cflags,
 		    int ncflags)
 {
@@ -61,6 +89,8 @@ int session_compile(struct tool_session *s, const char *text, const char *const 
 		fprintf(stderr, "%s: %s\n", s->tool, err);
 		return -1;
 	}
+	if (s->npids && precheck_pids(s) < 0)
+		return -1;
 	all[n++] = "-DPYB_BPF=1";
 	for (int i = 0; i < ncflags && n < 32; i++)
 		all[n++] = cflags[i];

@@ -120,12 +120,12 @@ def test_deep_stack_is_marked_truncated(pyprofile, tmp_path):
 
 
 def test_target_exiting_mid_run_reports_what_was_collected(pyprofile):
-    code = "import time\nend=time.time()+5\nwhile time.time()<end: sum(range(1000))\n"
+    code = "import time\nend=time.time()+8\nwhile time.time()<end: sum(range(1000))\n"
     proc = subprocess.Popen([interpreters.HOST_PYTHON, "-c", code])
     try:
         time.sleep(0.3)
         t0 = time.monotonic()
-        r = subprocess.run([pyprofile, "-F", "99", "-f", "-p", str(proc.pid), "20"],
+        r = subprocess.run([pyprofile, "-F", "99", "-f", "-p", str(proc.pid), "30"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
                            universal_newlines=True)
     finally:
@@ -133,7 +133,7 @@ def test_target_exiting_mid_run_reports_what_was_collected(pyprofile):
         proc.wait()
     assert r.returncode == 0, r.stderr
     assert "every target process has exited" in r.stderr
-    assert time.monotonic() - t0 < 15
+    assert time.monotonic() - t0 < 25  # stopped when the target exited
     assert sum(c for _, _, c in parse_folded(r.stdout)) > 10
 
 
