@@ -7,7 +7,8 @@
 #include "linetable.h"
 #include "remote_mem.h"
 
-#define STR_MAX_CHARS 1024 /* longer names are cut, never read whole */
+#define STR_MAX_CHARS 1024   /* longer names are cut, never read whole */
+#define STR_PLAUSIBLE (1 << 20) /* a longer "name" or "file name" is garbage */
 
 size_t utf8_encode(uint32_t cp, char out[4])
 {
@@ -57,7 +58,7 @@ int py_read_string(struct py_process *p, uint64_t addr, char *buf, size_t len)
 		return -1;
 	if (remote_read(p->pid, addr + (uint64_t)p->off.unicode_length, &length, 8) < 0 ||
 	    remote_read(p->pid, addr + (uint64_t)p->off.unicode_state, &state, 4) < 0 ||
-	    length < 0)
+	    length < 0 || length > STR_PLAUSIBLE)
 		return -1;
 	/* state: interned (2 bits; a whole byte in free-threaded 3.14+), then
 	 * kind:3, compact:1, ascii:1. */
@@ -86,7 +87,7 @@ int py_read_string(struct py_process *p, uint64_t addr, char *buf, size_t len)
 			cp = (uint32_t)raw[2 * i] | (uint32_t)raw[2 * i + 1] << 8;
 		else
 			memcpy(&cp, raw + 4 * i, 4);
-		if (cp == 0 || cp == '\n')
+		if (cp < 0x20 || cp == 0x7f)
 			cp = 0xfffd; /* names never hold these; keep output line-safe */
 		n = utf8_encode(cp, enc);
 		if (out + n + 4 > len) {

@@ -93,6 +93,28 @@ static const struct proc_map *lowest_mapping(const struct proc_maps *maps, const
 	return best;
 }
 
+/*
+ * /proc/PID/maps names files as the reader sees them: for a process in a
+ * chroot that is the host path (/srv/root/usr/bin/python3). Show the path
+ * as the process itself sees it.
+ */
+static void path_in_process(pid_t pid, const char *path, char *out, size_t len)
+{
+	char link[32], root[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/root", (int)pid);
+	n = readlink(link, root, sizeof(root) - 1);
+	if (n > 1) {
+		root[n] = '\0';
+		if (strncmp(path, root, (size_t)n) == 0 && path[n] == '/') {
+			snprintf(out, len, "%s", path + n);
+			return;
+		}
+	}
+	snprintf(out, len, "%s", path);
+}
+
 static bool looks_like_python(struct elf_image *img)
 {
 	uint64_t v, s;
@@ -122,7 +144,7 @@ static int find_interpreter(struct py_process *p, const struct proc_maps *maps,
 	if (exe_map && elf_image_open(img, exe_path) == 0) {
 		if (looks_like_python(img)) {
 			snprintf(p->interp_open, sizeof(p->interp_open), "%s", exe_path);
-			snprintf(p->interp_path, sizeof(p->interp_path), "%s", exe_map->path);
+			path_in_process(p->pid, exe_map->path, p->interp_path, sizeof(p->interp_path));
 			p->load_bias = elf_image_load_bias(img, exe_map->start, exe_map->offset);
 			return 0;
 		}
@@ -140,7 +162,7 @@ static int find_interpreter(struct py_process *p, const struct proc_maps *maps,
 		return fail(p, "no _PyRuntime: is this a Python process?");
 	}
 	p->interp_is_library = true;
-	snprintf(p->interp_path, sizeof(p->interp_path), "%s", lib_map->path);
+	path_in_process(p->pid, lib_map->path, p->interp_path, sizeof(p->interp_path));
 	p->load_bias = elf_image_load_bias(img, lib_map->start, lib_map->offset);
 	return 0;
 }

@@ -35,6 +35,7 @@ struct stack_report {
 	size_t seen_cap, seen_n;
 	/* what could not be shown */
 	uint64_t missed_user, missed_kernel, unknown_code;
+	uint64_t native_unplaced; /* stacks whose native frames could not be placed */
 	uint64_t total;
 };
 

@@ -267,6 +267,11 @@ void session_print_summary(struct tool_session *s, const struct stack_report *re
 			"without frame pointers, so its native stacks cannot be trusted\n",
 			s->tool, s->reg.no_frame_pointers,
 			s->reg.no_frame_pointers == 1 ? "" : "es");
+	if (rep->native_unplaced)
+		fprintf(stderr,
+			"%s: native frames left out of %llu stacks: their native stack does not "
+			"pass through the interpreter's eval loop, so they cannot be placed\n",
+			s->tool, (unsigned long long)rep->native_unplaced);
 	if (s->reg.refused)
 		fprintf(stderr, "%s: %zu Python process%s could not be profiled (see above)\n",
 			s->tool, s->reg.refused, s->reg.refused == 1 ? "" : "es");

@@ -1,0 +1,422 @@
+#!/usr/bin/env bash
+# setup.sh - one entry point to prepare a fresh Debian/Ubuntu machine for
+# pybpf-tools, build it, create the Python test chroots and run the tests.
+#
+#   ./setup.sh [deps|headers|tracefs|build|chroots|demo|test|all] ...
+#
+# Subcommands run in the order given; no argument = "deps headers tracefs
+# build".  Every step is idempotent and cheap when there is nothing to do.
+#
+# Environment:
+#   MESON_ARGS    extra arguments for "meson setup" (e.g. -Dwerror=true)
+#   PYBPF_CACHE   cache directory (default /var/cache/pybpf-tools); the test
+#                 chroots live in $PYBPF_CACHE/chroots/{bullseye,sid}
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BUILDDIR=build
+CACHE=${PYBPF_CACHE:-/var/cache/pybpf-tools}
+CHROOTS=$CACHE/chroots
+MIRROR=http://deb.debian.org/debian
+HOST_PY=/usr/bin/python3     # Debian's python, never a pyenv/venv shim
+DEPS=(libbpfcc-dev bpfcc-tools meson ninja-build pkgconf gcc libelf-dev
+      libdw-dev debootstrap python3 python3-pytest cppcheck util-linux)
+SID_PYTHONS=(3.13 3.14 3.15)  # the sid chroot gets each one sid has
+
+# Same tool lookup whether started as root or via sudo (secure_path): system
+# directories first so pyenv shims etc. in a root PATH do not take over.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+export DEBIAN_FRONTEND=noninteractive
+export PYBPF_CACHE=$CACHE
+
+say()  { printf 'setup: %s\n' "$*"; }
+warn() { printf 'setup: WARNING: %s\n' "$*" >&2; }
+die()  { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }
+
+usage() {
+    cat <<EOF
+usage: $0 [deps|headers|tracefs|build|chroots|demo|test|all] ...
+  deps     install missing Debian packages (apt-get only if something is missing)
+  headers  make kernel headers for $(uname -r) visible to libbcc
+  tracefs  mount tracefs (and debugfs) if needed
+  build    meson setup (first time) + meson compile in ./$BUILDDIR
+  chroots  create Python test chroots in $CHROOTS
+  demo     run the demo workload and inspect it with build/tools/pydump
+  test     deps headers tracefs build chroots, then meson test + pytest
+  all      deps headers tracefs build chroots
+no argument = deps headers tracefs build
+EOF
+}
+
+# ----------------------------------------------------------------- apt --
+APT_UPDATED=0
+apt_get() {
+    apt-get -q -y -o DPkg::Lock::Timeout=300 "$@"
+}
+apt_update_once() {
+    if [ "$APT_UPDATED" = 0 ]; then
+        say "apt-get update"
+        apt_get update
+        APT_UPDATED=1
+    fi
+}
+pkg_installed() {
+    [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
+}
+# true if apt knows an installable version (candidate) of package $1
+pkg_available() {
+    local cand
+    cand=$(apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: *//p')
+    [ -n "$cand" ] && [ "$cand" != "(none)" ]
+}
+# install those of the given packages that are not installed yet
+apt_install_missing() {
+    local p missing=()
+    for p in "$@"; do
+        pkg_installed "$p" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    apt_update_once
+    say "installing: ${missing[*]}"
+    apt_get install "${missing[@]}"
+}
+
+# ------------------------------------------------------------- headers --
+KREL=$(uname -r)
+MODDIR=/lib/modules/$KREL
+
+have_kernel_headers() {
+    [ -e "$MODDIR/build/include/linux/kconfig.h" ] ||
+    [ -e "$MODDIR/source/include/linux/kconfig.h" ] ||
+    [ -e /sys/kernel/kheaders.tar.xz ]
+}
+
+# Set HEADERS_PKG to the headers package needed for the running kernel
+# (empty if headers are already usable).  May run apt-get update (once).
+HEADERS_PKG=
+find_headers_package() {
+    HEADERS_PKG=
+    have_kernel_headers && return 0
+    local arch p
+    arch=$(dpkg --print-architecture)
+    for p in "linux-headers-$KREL" "linux-headers-$arch" linux-headers-generic; do
+        if pkg_installed "$p"; then HEADERS_PKG=$p; return 0; fi
+    done
+    apt_update_once
+    for p in "linux-headers-$KREL" "linux-headers-$arch" linux-headers-generic; do
+        if pkg_available "$p"; then HEADERS_PKG=$p; return 0; fi
+    done
+    warn "no kernel headers package found for $KREL ($arch)"
+}
+
+# symlink $1 -> $2 unless $1 is something that is not ours
+link_headers() {
+    local link=$1 target=$2 cur
+    if [ -L "$link" ]; then
+        cur=$(readlink "$link")
+        if [ "$cur" = "$target" ]; then
+            say "headers: $link -> $target (already)"
+            return 0
+        fi
+        # ours = points into /usr/src/linux-headers-*; dangling = broken
+        if [[ "$cur" != /usr/src/linux-headers-* ]] && [ -e "$link" ]; then
+            warn "$link -> $cur is not ours, leaving it alone"
+            return 0
+        fi
+        ln -sfn "$target" "$link"
+    elif [ -e "$link" ]; then
+        warn "$link exists and is not a symlink, leaving it alone"
+        return 0
+    else
+        ln -s "$target" "$link"
+    fi
+    say "headers: mapped $link -> $target"
+}
+
+do_headers() {
+    if [ -e "$MODDIR/build/include/linux/kconfig.h" ] ||
+       [ -e "$MODDIR/source/include/linux/kconfig.h" ]; then
+        say "headers: kernel headers for $KREL present"
+        return 0
+    fi
+    if [ -e /sys/kernel/kheaders.tar.xz ]; then
+        say "headers: using /sys/kernel/kheaders.tar.xz"
+        return 0
+    fi
+    find_headers_package
+    local pkg=$HEADERS_PKG
+    [ -n "$pkg" ] || die "cannot provide kernel headers for $KREL"
+    apt_install_missing "$pkg"
+    if have_kernel_headers; then      # exact linux-headers-$KREL did it
+        say "headers: installed $pkg"
+        return 0
+    fi
+    # Headers of another (distro) kernel: map the newest installed tree.
+    local arch flavour tree base common
+    arch=$(dpkg --print-architecture)
+    flavour=$arch
+    [ "$pkg" = linux-headers-generic ] && flavour=generic
+    tree=$(printf '%s\n' /usr/src/linux-headers-*-"$flavour" | sort -V | tail -n 1)
+    if [ ! -d "$tree" ]; then
+        die "no /usr/src/linux-headers-*-$flavour tree after installing $pkg"
+    fi
+    base=${tree%-"$flavour"}
+    if [ -d "$base-common" ]; then common=$base-common   # Debian
+    elif [ -d "$base" ]; then common=$base               # Ubuntu
+    else die "no common headers tree for $tree"
+    fi
+    mkdir -p "$MODDIR"
+    link_headers "$MODDIR/build" "$tree"
+    link_headers "$MODDIR/source" "$common"
+    have_kernel_headers ||
+        warn "headers: still no include/linux/kconfig.h under $MODDIR"
+}
+
+do_deps() {
+    find_headers_package
+    apt_install_missing "${DEPS[@]}" ${HEADERS_PKG:+"$HEADERS_PKG"}
+    say "deps: ok"
+}
+
+# ------------------------------------------------------------- tracefs --
+do_tracefs() {
+    if [ -d /sys/kernel/tracing/events ]; then
+        say "tracefs: mounted"
+    else
+        say "tracefs: mounting /sys/kernel/tracing"
+        mount -t tracefs tracefs /sys/kernel/tracing
+    fi
+    if mountpoint -q /sys/kernel/debug ||
+       [ -n "$(ls -A /sys/kernel/debug 2>/dev/null)" ]; then
+        say "debugfs: mounted"
+    elif mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null; then
+        say "debugfs: mounted /sys/kernel/debug"
+    else
+        say "debugfs: cannot mount /sys/kernel/debug (not needed with tracefs)"
+    fi
+}
+
+# --------------------------------------------------------------- build --
+do_build() {
+    local args=()
+    read -r -a args <<<"${MESON_ARGS:-}"
+    if [ ! -e "$BUILDDIR/meson-private/coredata.dat" ]; then
+        say "build: meson setup $BUILDDIR ${args[*]}"
+        meson setup "$BUILDDIR" "${args[@]}"
+    elif [ ${#args[@]} -gt 0 ]; then
+        # already configured: still apply explicit options (e.g. CI werror)
+        say "build: meson setup --reconfigure $BUILDDIR ${args[*]}"
+        meson setup --reconfigure "$BUILDDIR" "${args[@]}"
+    fi
+    say "build: meson compile -C $BUILDDIR"
+    meson compile -C "$BUILDDIR"
+}
+
+# ------------------------------------------------------------- chroots --
+# unmount everything mounted at or below $1 (deepest first)
+umount_below() {
+    local dir m
+    dir=$(realpath -m "$1")
+    awk '{print $2}' /proc/self/mounts | sed 's/\\040/ /g' |
+        { grep -E "^${dir}(/|\$)" || true; } | sort -r | while read -r m; do
+            umount -R "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+        done
+}
+
+# python binaries present and runnable in chroot $1 (one path per line)
+list_pythons() {
+    local dir=$1 p
+    for p in "$dir"/usr/bin/python3.[0-9]*; do
+        [[ "$p" =~ /python3\.[0-9]+$ ]] || continue
+        [ -x "$p" ] || continue
+        chroot "$dir" "${p#"$dir"}" -c 'import sys' 2>/dev/null &&
+            echo "${p#"$dir"}"
+    done
+}
+
+# chroot_build NAME SUITE INCLUDE  (runs in a subshell; 0 = ready)
+chroot_build() {
+    local name=$1 suite=$2 include=$3
+    local dir=$CHROOTS/$name tmp=$CHROOTS/$name.tmp log=$CHROOTS/$name.log
+    local t0=$SECONDS v
+    if [ -e "$dir/.pybpf-ready" ]; then
+        say "chroot $name: ready ($(paste -sd' ' "$dir/.pybpf-ready"))"
+        return 0
+    fi
+    # This runs as a background subshell: make Ctrl-C stop it (bash ignores
+    # SIGINT in background jobs by default) and never leave mounts behind.
+    trap 'exit 130' INT TERM
+    trap 'umount_below "$tmp"' EXIT
+    umount_below "$tmp"
+    rm -rf --one-file-system "$tmp"
+    say "chroot $name: debootstrap $suite (log: $log)"
+    if ! debootstrap --variant=minbase --include="$include" \
+            "$suite" "$tmp" "$MIRROR" >"$log" 2>&1; then
+        warn "cannot create chroot $name: debootstrap failed: $(tail -n 1 "$log")"
+        umount_below "$tmp"
+        return 1
+    fi
+    if [ "$name" = sid ]; then
+        local extra=()
+        # Test chroot only: tolerate a mirror whose Release file has passed
+        # Valid-Until (seen with stale mirrors / skewed clocks).
+        echo 'Acquire::Check-Valid-Until "false";' \
+            >"$tmp/etc/apt/apt.conf.d/99pybpf-no-valid-until"
+        mount -t proc proc "$tmp/proc" ||
+            { warn "cannot create chroot $name: mounting proc failed"; return 1; }
+        if ! chroot "$tmp" apt-get -q update >>"$log" 2>&1; then
+            warn "cannot create chroot $name: apt-get update failed: $(tail -n 1 "$log")"
+            return 1
+        fi
+        for v in "${SID_PYTHONS[@]}"; do
+            [ "python$v" = "$include" ] && continue
+            local cand
+            cand=$(chroot "$tmp" apt-cache policy "python$v" 2>/dev/null |
+                   sed -n 's/^ *Candidate: *//p')
+            if [ -n "$cand" ] && [ "$cand" != "(none)" ]; then
+                extra+=("python$v")
+            else
+                say "chroot $name: sid has no python$v"
+            fi
+        done
+        if [ ${#extra[@]} -gt 0 ]; then
+            say "chroot $name: installing ${extra[*]}"
+            if ! chroot "$tmp" env DEBIAN_FRONTEND=noninteractive \
+                    apt-get -q -y install "${extra[@]}" >>"$log" 2>&1; then
+                warn "cannot create chroot $name: installing ${extra[*]} failed: $(tail -n 1 "$log")"
+                return 1
+            fi
+        fi
+        chroot "$tmp" apt-get clean >/dev/null 2>&1 || true
+        umount_below "$tmp"
+    fi
+    list_pythons "$tmp" >"$tmp/.pybpf-ready"
+    if [ ! -s "$tmp/.pybpf-ready" ]; then
+        rm -f "$tmp/.pybpf-ready"
+        warn "cannot create chroot $name: no working python in it"
+        return 1
+    fi
+    umount_below "$dir"
+    rm -rf --one-file-system "$dir"
+    mv "$tmp" "$dir"
+    say "chroot $name: ready in $((SECONDS - t0))s ($(paste -sd' ' "$dir/.pybpf-ready"))"
+}
+
+CHROOT_PIDS=()
+chroots_interrupted() {
+    trap - INT TERM
+    say "chroots: interrupted, stopping builds (unfinished chroots stay *.tmp)"
+    kill -TERM "${CHROOT_PIDS[@]}" 2>/dev/null || true
+    wait "${CHROOT_PIDS[@]}" 2>/dev/null || true
+    exit 130
+}
+
+do_chroots() {
+    mkdir -p "$CHROOTS"
+    exec 9>"$CHROOTS/.lock"
+    if ! flock -n 9; then
+        say "chroots: another setup.sh is building chroots, waiting"
+        flock 9
+    fi
+    # A debootstrap started by hand (into our cache) would race with us.
+    local waited=0
+    while pgrep debootstrap >/dev/null; do
+        if [ $((waited % 60)) = 0 ]; then
+            say "chroots: waiting for running debootstrap (pid $(pgrep debootstrap | tr '\n' ' '))"
+        fi
+        sleep 5; waited=$((waited + 5))
+    done
+    local t0=$SECONDS rc=0
+    CHROOT_PIDS=()
+    trap 'chroots_interrupted' INT TERM
+    chroot_build bullseye bullseye python3.9 & CHROOT_PIDS+=($!)
+    chroot_build sid sid python3.14 & CHROOT_PIDS+=($!)
+    wait "${CHROOT_PIDS[0]}" || rc=1
+    wait "${CHROOT_PIDS[1]}" || rc=1
+    trap - INT TERM
+    CHROOT_PIDS=()
+    exec 9>&-
+    if [ $rc = 0 ]; then
+        say "chroots: done in $((SECONDS - t0))s"
+    else
+        say "chroots: done in $((SECONDS - t0))s, some missing (tests will skip those Python versions)"
+    fi
+}
+
+# ---------------------------------------------------------------- demo --
+DEMO_PID=
+demo_cleanup() {
+    if [ -n "$DEMO_PID" ]; then
+        kill "$DEMO_PID" 2>/dev/null || true
+        wait "$DEMO_PID" 2>/dev/null || true
+        DEMO_PID=
+    fi
+}
+
+run_demo() {
+    local workload=examples/demo/demo_workload.py tool=$BUILDDIR/tools/pydump
+    if [ ! -f "$workload" ]; then
+        say "demo: $workload not found, skipping"
+        return 0
+    fi
+    [ -x "$tool" ] || die "demo: $tool not built (run: $0 build)"
+    trap demo_cleanup EXIT
+    "$HOST_PY" "$workload" &
+    DEMO_PID=$!
+    say "demo: workload pid $DEMO_PID"
+    sleep 1
+    local rc=0
+    say "demo: $tool -p $DEMO_PID"
+    "$tool" -p "$DEMO_PID" || rc=$?
+    demo_cleanup
+    trap - EXIT
+    [ $rc = 0 ] || die "demo: $tool exited with $rc"
+}
+
+# ---------------------------------------------------------------- test --
+do_test() {
+    do_deps; do_headers; do_tracefs; do_build; do_chroots
+    local rc=0 prc=0
+    say "test: meson test -C $BUILDDIR"
+    meson test -C "$BUILDDIR" --print-errorlogs || rc=1
+    say "test: $HOST_PY -m pytest -v tests/"
+    "$HOST_PY" -m pytest -p no:cacheprovider -v tests/ || prc=$?
+    if [ $prc = 5 ]; then
+        say "test: pytest collected no tests - counted as failure"
+    fi
+    [ $prc = 0 ] || rc=1
+    if [ $rc = 0 ]; then say "test: all passed"; else say "test: FAILED"; fi
+    return $rc
+}
+
+# ---------------------------------------------------------------- main --
+main() {
+    local cmds=("$@") c
+    [ ${#cmds[@]} -gt 0 ] || cmds=(deps headers tracefs build)
+    for c in "${cmds[@]}"; do
+        case $c in
+        deps|headers|tracefs|build|chroots|demo|test|all) ;;
+        -h|--help|help) usage; exit 0 ;;
+        *) usage >&2; exit 2 ;;
+        esac
+    done
+    if [ "$(id -u)" != 0 ]; then
+        echo "setup: must be run as root (try: sudo $0 ${cmds[*]})" >&2
+        exit 1
+    fi
+    cd "$ROOT"
+    for c in "${cmds[@]}"; do
+        case $c in
+        deps)    do_deps ;;
+        headers) do_headers ;;
+        tracefs) do_tracefs ;;
+        build)   do_build ;;
+        chroots) do_chroots ;;
+        demo)    run_demo ;;
+        test)    do_test ;;
+        all)     do_deps; do_headers; do_tracefs; do_build; do_chroots ;;
+        esac
+    done
+}
+
+main "$@"
