@@ -354,11 +354,10 @@ demo_cleanup() {
 }
 
 run_demo() {
-    local workload=examples/demo/demo_workload.py tool=$BUILDDIR/tools/pydump
-    if [ ! -f "$workload" ]; then
-        say "demo: $workload not found, skipping"
-        return 0
-    fi
+    # The main job: profile the bundled demo workload for a few seconds and
+    # write an interactive flame graph (flamegraph.svg) plus folded stacks.
+    local workload=examples/demo/demo_workload.py tool=$BUILDDIR/tools/pyprofile
+    [ -f "$workload" ] || die "demo: $workload not found"
     [ -x "$tool" ] || die "demo: $tool not built (run: $0 build)"
     trap demo_cleanup EXIT
     "$HOST_PY" "$workload" &
@@ -366,11 +365,15 @@ run_demo() {
     say "demo: workload pid $DEMO_PID"
     sleep 1
     local rc=0
-    say "demo: $tool -p $DEMO_PID"
-    "$tool" -p "$DEMO_PID" || rc=$?
+    say "demo: $tool -F 99 -p $DEMO_PID -o flamegraph.svg --format svg 5"
+    "$tool" -F 99 -p "$DEMO_PID" -o flamegraph.svg --format svg 5 || rc=$?
+    [ $rc = 0 ] || { demo_cleanup; trap - EXIT; die "demo: $tool exited with $rc"; }
+    say "demo: $BUILDDIR/tools/pydump -p $DEMO_PID"
+    "$BUILDDIR/tools/pydump" -p "$DEMO_PID" || rc=$?
     demo_cleanup
     trap - EXIT
-    [ $rc = 0 ] || die "demo: $tool exited with $rc"
+    [ $rc = 0 ] || die "demo: pydump exited with $rc"
+    say "demo: wrote $(pwd)/flamegraph.svg ($(wc -c < flamegraph.svg) bytes): open it in a browser"
 }
 
 # ---------------------------------------------------------------- test --
@@ -379,6 +382,23 @@ do_test() {
     local rc=0 prc=0
     say "test: meson test -C $BUILDDIR"
     meson test -C "$BUILDDIR" --print-errorlogs || rc=1
+    say "test: cppcheck lib tools tests/unit"
+    cppcheck -q --enable=warning,performance,portability --error-exitcode=1 \
+        --inline-suppr -D__x86_64__ -I lib -I bpf_c -I "$BUILDDIR" lib tools tests/unit || rc=1
+    # The readers parse untrusted memory and binaries: run them under
+    # AddressSanitizer and UndefinedBehaviorSanitizer too (unit tests, and
+    # pydump against every interpreter, garbled memory included).
+    local asan=${BUILDDIR}-asan
+    if [ ! -e "$asan/meson-private/coredata.dat" ]; then
+        meson setup "$asan" -Db_sanitize=address,undefined -Db_lundef=false \
+            -Dbuildtype=debug || rc=1
+    fi
+    say "test: sanitizer build ($asan)"
+    meson compile -C "$asan" pydump test_units || rc=1
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$asan/tests/test_units" || rc=1
+    say "test: pydump tests with the sanitizer build"
+    PYBPF_BUILD=$asan UBSAN_OPTIONS=halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
+        "$HOST_PY" -m pytest -p no:cacheprovider -q tests/test_pydump.py || rc=1
     say "test: $HOST_PY -m pytest -v tests/"
     "$HOST_PY" -m pytest -p no:cacheprovider -v tests/ || prc=$?
     if [ $prc = 5 ]; then

@@ -119,6 +119,39 @@ static void xml_escape(FILE *out, const char *s)
 	}
 }
 
+/* The label that fits a box w pixels wide (about 7 px a character), cut
+ * with ".." like the viewer script does; whole UTF-8 characters only. */
+static void write_label(FILE *out, const char *name, double w)
+{
+	size_t fit = w > 6 ? (size_t)((w - 6) / 7) : 0, chars = 0, i = 0;
+	char buf[512];
+
+	if (fit < 3)
+		return;
+	while (name[i] && chars < fit) {
+		i++;
+		while (((unsigned char)name[i] & 0xc0) == 0x80)
+			i++;
+		chars++;
+	}
+	if (!name[i] || i + 3 > sizeof(buf)) {
+		xml_escape(out, name);
+		return;
+	}
+	/* cut two characters earlier to make room for ".." */
+	size_t keep = 0, c = 0;
+
+	while (c + 2 < fit && keep < i) {
+		keep++;
+		while (((unsigned char)name[keep] & 0xc0) == 0x80)
+			keep++;
+		c++;
+	}
+	memcpy(buf, name, keep);
+	strcpy(buf + keep, "..");
+	xml_escape(out, buf);
+}
+
 /* Python frames green, kernel orange, native red, markers grey. */
 static void color_of(const char *name, char *buf, size_t len)
 {
@@ -132,7 +165,7 @@ static void color_of(const char *name, char *buf, size_t len)
 	if (name[0] == '[' || strcmp(name, "-") == 0)
 		snprintf(buf, len, "rgb(%u,%u,%u)", 160 + v / 2, 160 + v / 2, 160 + v / 2);
 	else if (n > 4 && strcmp(name + n - 4, "_[k]") == 0)
-		snprintf(buf, len, "rgb(%u,%u,%u)", 220 + v / 2, 120 + v, 30);
+		snprintf(buf, len, "rgb(%u,%u,%u)", 220 + v / 2, 120 + v, 30u);
 	else if (strstr(name, ".py:") || strstr(name, ".py)") || strstr(name, " (<"))
 		snprintf(buf, len, "rgb(%u,%u,%u)", 80 + v, 190 + v / 2, 80 + v / 3);
 	else
@@ -152,9 +185,11 @@ static void draw(FILE *out, const struct fnode *n, double x, int depth, int max_
 	fprintf(out, "<g class=\"f\"><title>");
 	xml_escape(out, n->name);
 	fprintf(out, " (%llu %s, %.2f%%)</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
-		     "height=\"%d\" fill=\"%s\" rx=\"2\"/><text x=\"%.2f\" y=\"%d\"></text></g>\n",
+		     "height=\"%d\" fill=\"%s\" rx=\"2\"/><text x=\"%.2f\" y=\"%d\">",
 		(unsigned long long)n->value, unit, 100.0 * (double)n->value / (double)total, x, y,
 		w, ROW - 1, color, x + 3, y + ROW - 4);
+	write_label(out, n->name, w);
+	fputs("</text></g>\n", out);
 	for (size_t i = 0; i < n->nkids; i++) {
 		draw(out, &n->kids[i], x, depth + 1, max_depth, scale, total, unit);
 		x += (double)n->kids[i].value * scale;
