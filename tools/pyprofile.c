@@ -203,6 +203,39 @@ static void print_header(const struct options *o, const struct tool_session *s)
 	fflush(stdout);
 }
 
+/*
+ * -v: the kernel's own accounting of the sampling program (needs
+ * sysctl kernel.bpf_stats_enabled=1). Every run counts, also the quick
+ * ones for other processes, so time per Python sample is an upper bound.
+ */
+static void print_bpf_stats(int prog_fd, uint64_t python_samples)
+{
+	char path[64], line[128];
+	unsigned long long run_ns = 0, runs = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", prog_fd);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "run_time_ns: %llu", &run_ns);
+		sscanf(line, "run_cnt: %llu", &runs);
+	}
+	fclose(f);
+	if (!runs) {
+		fprintf(stderr, "pyprofile: BPF run time not known: sysctl "
+				"kernel.bpf_stats_enabled=1 to measure it\n");
+		return;
+	}
+	fprintf(stderr,
+		"pyprofile: BPF sampling program: %llu runs, %.0f ns per run, at most %.0f ns "
+		"per Python sample (%llu)\n",
+		runs, (double)run_ns / (double)runs,
+		python_samples ? (double)run_ns / (double)python_samples : 0.0,
+		(unsigned long long)python_samples);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { .freq = 49, .stack_storage = 16384, .format = REPORT_TEXT };
@@ -272,6 +305,8 @@ int main(int argc, char **argv)
 	stack_report_collect(&rep, &s.reg, s.counts_fd, s.pystacks_fd, s.stacks_fd);
 	rc = report_write(&rep, o.format, out, "samples", "pyprofile") < 0;
 	session_print_summary(&s, &rep, "samples");
+	if (o.verbose)
+		print_bpf_stats(sample_fd, session_stat(&s, PYB_STAT_SAMPLES));
 	stack_report_free(&rep);
 	if (out != stdout && fclose(out) != 0) {
 		fprintf(stderr, "pyprofile: writing %s failed: %s\n", o.output, strerror(errno));
