@@ -90,9 +90,17 @@ struct pyb_stack {
 };
 
 /* Key of the sample counts: one entry per distinct (thread, stacks). */
+enum pyb_count_kind {
+	PYB_KIND_SAMPLE = 0,   /* pyprofile: on-CPU samples */
+	PYB_KIND_BLOCKED = 1,  /* pyoffcpu: off CPU, sleeping or waiting */
+	PYB_KIND_RUNNABLE = 2, /* pyoffcpu: off CPU while runnable (waiting for a CPU) */
+};
+
 struct pyb_count_key {
 	pyb_u32 pid;
 	pyb_u32 tid;
+	pyb_u32 kind;
+	pyb_u32 pad;
 	pyb_u64 pystack;     /* hash of the Python stack, key of `pystacks`; 0 none */
 	pyb_s32 user_stack;  /* native user stack id; <0 none */
 	pyb_s32 kernel_stack;
@@ -108,7 +116,15 @@ enum pyb_stat {
 	PYB_STAT_STACK_MAP_FULL,  /* stacks that could not be stored */
 	PYB_STAT_COUNT_MAP_FULL,  /* samples that could not be counted */
 	PYB_STAT_OTHER,           /* samples of other processes (ignored) */
+	PYB_STAT_FILTERED,        /* pyoffcpu: intervals outside -m/-M */
 	PYB_STAT_MAX,
+};
+
+/* pyoffcpu's log2 histogram of blocked durations, per Python stack. */
+struct pyb_hist_key {
+	pyb_u64 pystack;
+	pyb_u32 pid;
+	pyb_u32 slot; /* bpf_log2l(microseconds) */
 };
 
 /* Event sent to user space when a process execs or forks. */

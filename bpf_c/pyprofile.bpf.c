@@ -14,7 +14,6 @@
 BPF_F_TABLE("hash", u64, struct pyb_stack, pystacks, PYSTACKS_SIZE, BPF_F_NO_PREALLOC);
 BPF_HASH(counts, struct pyb_count_key, u64, COUNTS_SIZE);
 BPF_STACK_TRACE(stack_traces, STACK_STORAGE_SIZE);
-BPF_PERF_OUTPUT(proc_events);
 
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -66,26 +65,5 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	} else if (counts.update(&key, &one) < 0) {
 		pyb_stat(PYB_STAT_COUNT_MAP_FULL);
 	}
-	return 0;
-}
-
-/* A process that execs may have become Python: tell user space. */
-RAW_TRACEPOINT_PROBE(sched_process_exec)
-{
-	struct pyb_proc_event ev = { .pid = bpf_get_current_pid_tgid() >> 32, .kind = 0 };
-
-	proc_events.perf_submit(ctx, &ev, sizeof(ev));
-	return 0;
-}
-
-/* A registered Python process forked: the child is Python too. Threads
- * fire this as well; user space tells them apart. */
-TRACEPOINT_PROBE(sched, sched_process_fork)
-{
-	u32 parent = bpf_get_current_pid_tgid() >> 32;
-	struct pyb_proc_event ev = { .pid = args->child_pid, .kind = 1 };
-
-	if (procs.lookup(&parent))
-		proc_events.perf_submit(args, &ev, sizeof(ev));
 	return 0;
 }

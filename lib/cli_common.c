@@ -20,6 +20,19 @@ int cli_parse_pid(const char *s, pid_t *pid)
 	return 0;
 }
 
+int cli_parse_int(const char *s, long long min, long long max, long long *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 void cli_print_version(const char *tool)
 {
 	printf("%s (pybpf-tools) %s\n", tool, PYBPF_VERSION);

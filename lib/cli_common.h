@@ -8,6 +8,9 @@
 /* Parses a positive PID. Returns 0 or -1. */
 int cli_parse_pid(const char *s, pid_t *pid);
 
+/* Parses a decimal integer in [min, max]. Returns 0 or -1. */
+int cli_parse_int(const char *s, long long min, long long max, long long *out);
+
 /* "pydump (pybpf-tools) 0.1.0" */
 void cli_print_version(const char *tool);
 

@@ -206,3 +206,26 @@ bool proc_alive(pid_t pid)
 	close = strrchr(buf, ')');
 	return close && close[1] == ' ' && close[2] != 'Z' && close[2] != 'X';
 }
+
+int proc_tgid(pid_t tid, pid_t *tgid)
+{
+	char path[32], line[128];
+	int rc = -ESRCH;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno_for_proc();
+	while (fgets(line, sizeof(line), f)) {
+		int v;
+
+		if (sscanf(line, "Tgid: %d", &v) == 1) {
+			*tgid = (pid_t)v;
+			rc = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}

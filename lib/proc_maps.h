@@ -42,6 +42,9 @@ int proc_ns_pid(pid_t pid, pid_t *ns_pid);
 /* True while the process exists and is not a zombie (exited, not reaped). */
 bool proc_alive(pid_t pid);
 
+/* The process a thread belongs to. Returns 0 or a negative errno. */
+int proc_tgid(pid_t tid, pid_t *tgid);
+
 /* comm of a process (tid == 0) or of one of its threads. */
 int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 

@@ -84,9 +84,10 @@ int report_write_speedscope(const struct stack_report *rep, FILE *out, const cha
 	for (size_t i = 0; i < rep->n; i++)
 		for (const char *p = rep->rows[i].frames; *p; p++)
 			nslots += *p == ';';
-	for (size_t s = 1; s < 4 * nslots; s <<= 1)
-		if (s * 2 >= 4 * nslots)
-			nslots = s * 2;
+	size_t want = 2 * nslots;
+
+	for (nslots = 1024; nslots < want; nslots <<= 1)
+		;
 	slots = calloc(nslots, sizeof(*slots));
 	idx = calloc(rep->n + 1, sizeof(*idx));
 	if (!slots || !idx)

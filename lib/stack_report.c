@@ -223,9 +223,9 @@ static int read_stack(int fd, int32_t id, uint64_t *ips)
 }
 
 static int add_row(struct stack_report *rep, const struct pyb_count_key *k, struct frame_list *user,
-		   struct frame_list *kernel, uint64_t value)
+		   struct frame_list *kernel, const char *leaf_marker, uint64_t value)
 {
-	size_t len = 1;
+	size_t len = 1 + (leaf_marker ? strlen(leaf_marker) + 1 : 0);
 	char *s, *p;
 	struct report_row *row;
 
@@ -242,6 +242,8 @@ static int add_row(struct stack_report *rep, const struct pyb_count_key *k, stru
 		p += sprintf(p, "%s%s", p == s ? "" : ";", user->v[i]);
 	for (int i = kernel->n - 1; i >= 0; i--)
 		p += sprintf(p, "%s%s_[k]", p == s ? "" : ";", kernel->v[i]);
+	if (leaf_marker)
+		p += sprintf(p, "%s%s", p == s ? "" : ";", leaf_marker);
 	*p = '\0';
 	if (rep->n == rep->cap) {
 		size_t cap = rep->cap ? rep->cap * 2 : 1024;
@@ -313,7 +315,7 @@ int stack_report_collect(struct stack_report *rep, struct py_registry *reg, int 
 	while (bpf_get_next_key(counts_fd, first ? NULL : &key, &next) == 0) {
 		uint64_t value = 0;
 		struct py_target *t;
-		bool have_py;
+		bool have_py, runnable;
 		int n;
 
 		first = false;
@@ -321,6 +323,12 @@ int stack_report_collect(struct stack_report *rep, struct py_registry *reg, int 
 		if ((rep->only_tid && (pid_t)key.tid != rep->only_tid) ||
 		    bpf_lookup_elem(counts_fd, &key, &value) < 0)
 			continue;
+		runnable = key.kind == PYB_KIND_RUNNABLE;
+		if (runnable) {
+			rep->runnable_total += value;
+			if (!rep->include_runnable)
+				continue;
+		}
 		rep->total += value;
 		t = registry_find(reg, (pid_t)key.pid);
 		have_py = key.pystack && bpf_lookup_elem(pystacks_fd, &key.pystack, raw) == 0;
@@ -354,7 +362,7 @@ int stack_report_collect(struct stack_report *rep, struct py_registry *reg, int 
 			if (n < 0 && key.kernel_stack != -EFAULT)
 				rep->missed_kernel += value;
 		}
-		add_row(rep, &key, &user, &kernel, value);
+		add_row(rep, &key, &user, &kernel, runnable ? RUNNABLE_MARKER : NULL, value);
 	}
 	frames_clear(&user);
 	frames_clear(&kernel);
@@ -397,7 +405,7 @@ void stack_report_print_text(const struct stack_report *rep, FILE *out)
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct report_row *r = v[i];
 		char *copy = strdup(r->frames), *save = NULL;
-		char **frames = calloc((size_t)(r->nuser + r->nkernel) + 1, sizeof(char *));
+		char **frames = calloc((size_t)(r->nuser + r->nkernel) + 2, sizeof(char *));
 		int n = 0;
 
 		if (!copy || !frames) {
@@ -405,7 +413,8 @@ void stack_report_print_text(const struct stack_report *rep, FILE *out)
 			free(frames);
 			break;
 		}
-		for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save))
+		for (char *tok = strtok_r(copy, ";", &save); tok && n < r->nuser + r->nkernel + 2;
+		     tok = strtok_r(NULL, ";", &save))
 			frames[n++] = tok;
 		/* leaf first: kernel frames, then user frames */
 		for (int k = n - 1; k >= 0; k--) {
@@ -413,7 +422,7 @@ void stack_report_print_text(const struct stack_report *rep, FILE *out)
 
 			if (k == r->nuser - 1 && r->nkernel && rep->delimiter)
 				fprintf(out, "    --\n");
-			if (k >= r->nuser && len > 4)
+			if (k >= r->nuser && k < r->nuser + r->nkernel && len > 4)
 				fprintf(out, "    %.*s\n", (int)(len - 4), frames[k]); /* no _[k] */
 			else
 				fprintf(out, "    %s\n", frames[k]);
@@ -447,4 +456,42 @@ void stack_report_print_folded(const struct stack_report *rep, FILE *out)
 		}
 	}
 	free(v);
+}
+
+int stack_report_python_label(struct stack_report *rep, struct py_registry *reg,
+			      int pystacks_fd, uint64_t pystack, int max_frames, const char *sep,
+			      char *buf, size_t len)
+{
+	struct pyb_stack *raw = malloc(sizeof(*raw)), *st = malloc(sizeof(*st));
+	struct frame_list names = { 0 };
+	uint64_t unknown = rep->unknown_code; /* labels do not count twice */
+	size_t used = 0;
+	int rc = -1;
+
+	if (len)
+		buf[0] = '\0';
+	if (!raw || !st || bpf_lookup_elem(pystacks_fd, &pystack, raw) < 0)
+		goto out;
+	strip_shims(raw, st);
+	for (uint32_t i = 0; i < st->len && (int)i < max_frames; i++)
+		push_python(rep, reg, (pid_t)st->pid, &st->frames[i], &names);
+	for (int i = 0; i < names.n && used < len; i++) {
+		int w = snprintf(buf + used, len - used, "%s%s", i ? sep : "", names.v[i]);
+
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+	if ((int)st->len > max_frames && used < len)
+		snprintf(buf + used, len - used, "%s...", sep);
+	if (!st->len)
+		snprintf(buf, len, "[no Python frames]");
+	rc = 0;
+out:
+	rep->unknown_code = unknown;
+	frames_clear(&names);
+	free(names.v);
+	free(raw);
+	free(st);
+	return rc;
 }

@@ -30,14 +30,19 @@ struct stack_report {
 	void *ksyms;
 	bool user_stacks, kernel_stacks, delimiter;
 	pid_t only_tid; /* report one thread only (-t); 0: all */
+	bool include_runnable; /* pyoffcpu: show runnable time as its own stacks */
 	/* drained Python stacks (hash set of pystack keys) */
 	uint64_t *seen;
 	size_t seen_cap, seen_n;
 	/* what could not be shown */
 	uint64_t missed_user, missed_kernel, unknown_code;
 	uint64_t native_unplaced; /* stacks whose native frames could not be placed */
-	uint64_t total;
+	uint64_t total;          /* value of the rows shown */
+	uint64_t runnable_total; /* pyoffcpu: time runnable, waiting for a CPU */
 };
+
+/* Leaf frame that marks time a thread was runnable but not running. */
+#define RUNNABLE_MARKER "[runnable: waiting for a CPU]"
 
 void stack_report_init(struct stack_report *rep, bool user_stacks, bool kernel_stacks,
 		       bool delimiter);
@@ -55,6 +60,15 @@ void stack_report_drain(struct stack_report *rep, struct py_registry *reg, int p
  */
 int stack_report_collect(struct stack_report *rep, struct py_registry *reg, int counts_fd,
 			 int pystacks_fd, int stacks_fd);
+
+/*
+ * Names one recorded Python stack leaf first, frames joined by sep, into
+ * buf (at most max_frames frames). Returns 0, or -1 if the stack is gone
+ * from the map.
+ */
+int stack_report_python_label(struct stack_report *rep, struct py_registry *reg,
+			      int pystacks_fd, uint64_t pystack, int max_frames, const char *sep,
+			      char *buf, size_t len);
 
 /* bcc profile/offcputime layout: leaf first, ascending by value. */
 void stack_report_print_text(const struct stack_report *rep, FILE *out);

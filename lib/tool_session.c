@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli_common.h"
+#include "proc_maps.h"
 #include "py_abi.h"
 
 #define DRAIN_EVERY_NS (100ull * 1000 * 1000)
@@ -48,6 +49,19 @@ int session_parse_pids(struct tool_session *s, const char *list)
 	}
 	free(copy);
 	return s->npids ? rc : -1;
+}
+
+int session_target_thread(struct tool_session *s, pid_t tid)
+{
+	pid_t tgid;
+
+	if (proc_tgid(tid, &tgid) < 0) {
+		fprintf(stderr, "%s: no thread with TID %d\n", s->tool, (int)tid);
+		return -1;
+	}
+	s->pids[0] = tgid;
+	s->npids = 1;
+	return 0;
 }
 
 /*
@@ -238,9 +252,9 @@ void session_print_summary(struct tool_session *s, const struct stack_report *re
 	size_t gone = s->reg.exited;
 
 	fprintf(stderr,
-		"%s: %llu samples of %zu Python process%s (%zu exited during the run); "
+		"%s: %llu %s of %zu Python process%s (%zu exited during the run); "
 		"%llu with Python frames, %llu in threads without a Python thread state\n",
-		s->tool, (unsigned long long)samples, s->reg.active_ever,
+		s->tool, (unsigned long long)samples, unit, s->reg.active_ever,
 		s->reg.active_ever == 1 ? "" : "es", gone,
 		(unsigned long long)(samples - no_ts), (unsigned long long)no_ts);
 	fprintf(stderr,
@@ -275,6 +289,36 @@ void session_print_summary(struct tool_session *s, const struct stack_report *re
 	if (s->reg.refused)
 		fprintf(stderr, "%s: %zu Python process%s could not be profiled (see above)\n",
 			s->tool, s->reg.refused, s->reg.refused == 1 ? "" : "es");
+}
+
+/* Every run counts, also the quick ones for other processes, so the time
+ * per event is an upper bound. */
+void session_print_bpf_stats(struct tool_session *s, int prog_fd, const char *prog_name,
+			     uint64_t events, const char *event_noun)
+{
+	char path[64], line[128];
+	unsigned long long run_ns = 0, runs = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", prog_fd);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "run_time_ns: %llu", &run_ns);
+		sscanf(line, "run_cnt: %llu", &runs);
+	}
+	fclose(f);
+	if (!runs) {
+		fprintf(stderr, "%s: BPF run time not known: sysctl "
+				"kernel.bpf_stats_enabled=1 to measure it\n", s->tool);
+		return;
+	}
+	fprintf(stderr,
+		"%s: BPF %s program: %llu runs, %.0f ns per run, at most %.0f ns per %s (%llu)\n",
+		s->tool, prog_name, runs, (double)run_ns / (double)runs,
+		events ? (double)run_ns / (double)events : 0.0, event_noun,
+		(unsigned long long)events);
 }
 
 void session_close(struct tool_session *s)

@@ -34,6 +34,9 @@ struct tool_session {
 /* Parses "123,456" into s->pids. Returns 0 or -1. */
 int session_parse_pids(struct tool_session *s, const char *list);
 
+/* -t TID: targets the thread's process. Returns 0, or -1 after printing why. */
+int session_target_thread(struct tool_session *s, pid_t tid);
+
 /*
  * Checks the environment and compiles text with cflags (PYB_BPF and the
  * common defines are added). Returns 0, or -1 after printing why.
@@ -58,6 +61,13 @@ uint64_t session_stat(struct tool_session *s, int which);
 /* The closing summary lines on stderr. */
 void session_print_summary(struct tool_session *s, const struct stack_report *rep,
 			   const char *unit);
+
+/*
+ * -v: the kernel's own accounting of a program's run time (needs sysctl
+ * kernel.bpf_stats_enabled=1), per run and per event of interest.
+ */
+void session_print_bpf_stats(struct tool_session *s, int prog_fd, const char *prog_name,
+			     uint64_t events, const char *event_noun);
 
 void session_close(struct tool_session *s);
 

@@ -94,9 +94,16 @@ def test_short_lived_children_are_named(pyprofile, tmp_path):
         rows = parse_folded(fp.read())
     named = sum(c for fr, _, c in rows
                 if any(frame_name(f) == "short_lived_child_burn" for f in fr))
+    # The burning stacks themselves must be fully named. Other rows may hold
+    # an unknown frame or two: a child's start-up imports run code objects
+    # that vanish with it before the next drain names them.
+    unknown_in_burn = sum(c for fr, _, c in rows
+                          if any(frame_name(f) == "short_lived_child_burn" for f in fr)
+                          and any("[unknown code" in f for f in fr))
     unknown = sum(c for fr, comm, c in rows if any("[unknown code" in f for f in fr))
     assert named >= 20, "children not profiled by name: %d samples\n%s" % (named, err)
-    assert unknown <= named // 10, (unknown, named)
+    assert unknown_in_burn <= named // 20, (unknown_in_burn, named)
+    assert unknown <= named // 3, (unknown, named)
 
 
 def test_deep_stack_is_marked_truncated(pyprofile, tmp_path):

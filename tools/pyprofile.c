@@ -66,12 +66,9 @@ struct options {
 
 static int parse_int(const char *s, int min, int max, int *out)
 {
-	char *end;
-	long v;
+	long long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
+	if (cli_parse_int(s, min, max, &v) < 0)
 		return -1;
 	*out = (int)v;
 	return 0;
@@ -203,39 +200,6 @@ static void print_header(const struct options *o, const struct tool_session *s)
 	fflush(stdout);
 }
 
-/*
- * -v: the kernel's own accounting of the sampling program (needs
- * sysctl kernel.bpf_stats_enabled=1). Every run counts, also the quick
- * ones for other processes, so time per Python sample is an upper bound.
- */
-static void print_bpf_stats(int prog_fd, uint64_t python_samples)
-{
-	char path[64], line[128];
-	unsigned long long run_ns = 0, runs = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", prog_fd);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		sscanf(line, "run_time_ns: %llu", &run_ns);
-		sscanf(line, "run_cnt: %llu", &runs);
-	}
-	fclose(f);
-	if (!runs) {
-		fprintf(stderr, "pyprofile: BPF run time not known: sysctl "
-				"kernel.bpf_stats_enabled=1 to measure it\n");
-		return;
-	}
-	fprintf(stderr,
-		"pyprofile: BPF sampling program: %llu runs, %.0f ns per run, at most %.0f ns "
-		"per Python sample (%llu)\n",
-		runs, (double)run_ns / (double)runs,
-		python_samples ? (double)run_ns / (double)python_samples : 0.0,
-		(unsigned long long)python_samples);
-}
-
 int main(int argc, char **argv)
 {
 	struct options o = { .freq = 49, .stack_storage = 16384, .format = REPORT_TEXT };
@@ -252,14 +216,9 @@ int main(int argc, char **argv)
 		fputs(pyprofile_bpf_text, stdout);
 		return 0;
 	}
-	if (o.tid) {
-		/* profile the thread's process, report that thread only */
-		char pid_text[16];
-
-		snprintf(pid_text, sizeof(pid_text), "%d", (int)o.tid);
-		if (session_parse_pids(&s, pid_text) < 0)
-			return 2;
-	}
+	/* -t: profile the thread's process, report that thread only */
+	if (o.tid && session_target_thread(&s, o.tid) < 0)
+		return 1;
 	snprintf(d_stack, sizeof(d_stack), "-DSTACK_STORAGE_SIZE=%d", o.stack_storage);
 	snprintf(d_user, sizeof(d_user), "-DUSER_STACKS=%d", !o.kernel_only);
 	snprintf(d_kernel, sizeof(d_kernel), "-DKERNEL_STACKS=%d", !o.user_only);
@@ -306,7 +265,8 @@ int main(int argc, char **argv)
 	rc = report_write(&rep, o.format, out, "samples", "pyprofile") < 0;
 	session_print_summary(&s, &rep, "samples");
 	if (o.verbose)
-		print_bpf_stats(sample_fd, session_stat(&s, PYB_STAT_SAMPLES));
+		session_print_bpf_stats(&s, sample_fd, "sampling", session_stat(&s, PYB_STAT_SAMPLES),
+					"Python sample");
 	stack_report_free(&rep);
 	if (out != stdout && fclose(out) != 0) {
 		fprintf(stderr, "pyprofile: writing %s failed: %s\n", o.output, strerror(errno));

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Discovery of new Python processes, shared by every tool: an exec may
+ * have started an interpreter, and a fork of a registered process is one.
+ * User space checks each candidate before registering it.
+ */
+BPF_PERF_OUTPUT(proc_events);
+
+RAW_TRACEPOINT_PROBE(sched_process_exec)
+{
+	struct pyb_proc_event ev = { .pid = bpf_get_current_pid_tgid() >> 32, .kind = 0 };
+
+	proc_events.perf_submit(ctx, &ev, sizeof(ev));
+	return 0;
+}
+
+/* Threads fire this as well; user space tells them apart. */
+TRACEPOINT_PROBE(sched, sched_process_fork)
+{
+	u32 parent = bpf_get_current_pid_tgid() >> 32;
+	struct pyb_proc_event ev = { .pid = args->child_pid, .kind = 1 };
+
+	if (procs.lookup(&parent))
+		proc_events.perf_submit(args, &ev, sizeof(ev));
+	return 0;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pyoffcpu: time Python threads spend off CPU, by Python + kernel + native
+ * stack. At sched:sched_switch the outgoing task is the current one: if it
+ * belongs to a registered Python process, its stacks are taken then (they
+ * cannot change while it is off CPU) with the time. When the task is
+ * switched back in, the time off CPU is charged to those stacks. Only
+ * stable tracepoint fields are read, never kernel structs.
+ *
+ * Compile-time parameters (-D): PYSTACKS_SIZE, COUNTS_SIZE,
+ * STACK_STORAGE_SIZE, USER_STACKS, KERNEL_STACKS, MIN_US, MAX_US,
+ * THREAD_FILTER (0 or a host tid).
+ */
+#include <uapi/linux/ptrace.h>
+
+struct offcpu_start {
+	u64 ts;
+	struct pyb_count_key key;
+};
+
+BPF_F_TABLE("hash", u64, struct pyb_stack, pystacks, PYSTACKS_SIZE, BPF_F_NO_PREALLOC);
+BPF_HASH(counts, struct pyb_count_key, u64, COUNTS_SIZE);
+BPF_HASH(hists, struct pyb_hist_key, u64, COUNTS_SIZE);
+/* LRU: a thread that exits while off CPU leaves an entry behind */
+BPF_TABLE("lru_hash", u32, struct offcpu_start, start, 65536);
+BPF_PERCPU_ARRAY(start_scratch, struct offcpu_start, 1);
+BPF_STACK_TRACE(stack_traces, STACK_STORAGE_SIZE);
+
+/* ctx: the tracepoint context (its struct is only declared by
+ * TRACEPOINT_PROBE below, so scalar fields come as arguments). */
+static __always_inline void switched_out(void *ctx, long prev_state, u64 now)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	u32 pid = id >> 32, tid = (u32)id, zero = 0;
+	struct pyb_proc *proc = procs.lookup(&pid);
+	struct offcpu_start *st;
+	struct pyb_scratch *s;
+	struct pyb_layout *L;
+
+	if (!proc || !tid || (THREAD_FILTER && tid != THREAD_FILTER))
+		return;
+	u32 layout = proc->layout;
+
+	L = layouts.lookup(&layout);
+	s = pyb_scratch_map.lookup(&zero);
+	st = start_scratch.lookup(&zero);
+	if (!L || !s || !st)
+		return;
+	__builtin_memset(&st->key, 0, sizeof(st->key));
+	st->ts = now;
+	st->key.pid = pid;
+	st->key.tid = tid;
+	/* "R" (runnable, preempted or yielding) when no state bit is set */
+	st->key.kind = (prev_state & 0xff) ? PYB_KIND_BLOCKED : PYB_KIND_RUNNABLE;
+	bpf_get_current_comm(&st->key.comm, sizeof(st->key.comm));
+	s->stack.len = 0;
+	s->stack.flags = 0;
+
+	u64 ts = pyb_find_tstate(proc, L, tid);
+
+	pyb_stat(PYB_STAT_SAMPLES);
+	if (ts) {
+		st->key.pystack = pyb_walk(proc, L, ts, s, pid);
+		if (s->stack.flags & PYB_STACK_TRUNCATED)
+			pyb_stat(PYB_STAT_TRUNCATED);
+		if (s->stack.flags & PYB_STACK_READ_ERROR)
+			pyb_stat(PYB_STAT_READ_ERRORS);
+		if (!pystacks.lookup(&st->key.pystack) &&
+		    pystacks.update(&st->key.pystack, &s->stack) < 0)
+			pyb_stat(PYB_STAT_STACK_MAP_FULL);
+	} else {
+		pyb_stat(PYB_STAT_NO_TSTATE);
+	}
+	st->key.user_stack = USER_STACKS ? stack_traces.get_stackid(ctx, BPF_F_USER_STACK) : -1;
+	st->key.kernel_stack = KERNEL_STACKS ? stack_traces.get_stackid(ctx, 0) : -1;
+	start.update(&tid, st);
+}
+
+static __always_inline void switched_in(u32 tid, u64 now)
+{
+	struct offcpu_start *st = start.lookup(&tid);
+	u64 *total, us;
+
+	if (!st)
+		return;
+	us = (now - st->ts) / 1000;
+	if (us >= MIN_US && us <= MAX_US) {
+		struct pyb_hist_key hk = { .pystack = st->key.pystack, .pid = st->key.pid };
+
+		total = counts.lookup(&st->key);
+		if (total)
+			__sync_fetch_and_add(total, us);
+		else if (counts.update(&st->key, &us) < 0)
+			pyb_stat(PYB_STAT_COUNT_MAP_FULL);
+		if (st->key.kind == PYB_KIND_BLOCKED) {
+			hk.slot = bpf_log2l(us);
+			hists.increment(hk);
+		}
+	} else {
+		pyb_stat(PYB_STAT_FILTERED);
+	}
+	start.delete(&tid);
+}
+
+TRACEPOINT_PROBE(sched, sched_switch)
+{
+	u64 now = bpf_ktime_get_ns();
+
+	switched_out(args, args->prev_state, now);
+	switched_in((u32)args->next_pid, now);
+	return 0;
+}

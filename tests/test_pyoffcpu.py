@@ -1,0 +1,229 @@
+"""pyoffcpu against real interpreters: blocked time per Python function
+against the time the workload measured, histograms, filters, runnable
+time kept apart, system-wide discovery and the errors users hit."""
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import tool_path, WORKLOADS
+import interpreters
+from profiling import start_tool, finish, parse_folded, frame_name, read_json
+from test_pyprofile import host_interp
+
+WORKLOAD = os.path.join(WORKLOADS, "offcpu_known.py")
+FUNCS = ("nap_in_sleep", "wait_on_pipe", "wait_in_select")
+TOLERANCE = 0.10  # relative, per function
+
+
+@pytest.fixture(scope="session")
+def pyoffcpu():
+    path = tool_path("pyoffcpu")
+    if not os.access(path, os.X_OK):
+        pytest.fail("%s not built" % path)
+    return path
+
+
+def run_known(interp, pyoffcpu, tmp_path, args, cycles=20, use_tid=False):
+    """Runs offcpu_known.py under pyoffcpu (started before the workload's
+    measured part, ended by the workload's exit). Returns (report text,
+    stderr, truth seconds per function)."""
+    script = interp.place(WORKLOAD)
+    tmp_path = tempfile.mkdtemp(dir=str(tmp_path))  # one per run
+    scratch = interp.scratch(tmp_path)
+    proc = interp.spawn([script, scratch.proc, str(cycles)])
+    out = os.path.join(tmp_path, "report")
+    try:
+        state = read_json(scratch.host_path("state.json"), key="ready")
+        target = ["-t", str(state["select_tid"])] if use_tid else ["-p", str(proc.pid)]
+        tool = start_tool(pyoffcpu, target + ["-o", out] + list(args))
+        with open(scratch.host_path("go"), "w"):
+            pass
+        rc, _, err = finish(tool)
+        assert rc == 0, err
+        truth = read_json(scratch.host_path("state.json"), key="truth")["truth"]
+    finally:
+        proc.kill()
+        scratch.cleanup()
+    with open(out, encoding="utf-8") as fp:
+        return fp.read(), err, truth
+
+
+def blocked_by_leaf_function(rows):
+    """Microseconds per innermost Python function of each folded row."""
+    per = {}
+    for frames, _, us in rows:
+        python = [f for f in frames if f.endswith(")") and not f.endswith("_[k]")
+                  and " (" in f]
+        if python:
+            name = frame_name(python[-1])
+            per[name] = per.get(name, 0) + us
+    return per
+
+
+def test_blocked_time_matches_truth(interp, pyoffcpu, tmp_path):
+    """Each function's blocked microseconds are within 10% of the wall time
+    it measured in its blocking call (time.sleep, os.read on a pipe,
+    select), charged to the Python function that called the C code."""
+    text, err, truth = run_known(interp, pyoffcpu, tmp_path, ["--format", "folded"])
+    rows = parse_folded(text)
+    per = blocked_by_leaf_function(rows)
+    for f in FUNCS:
+        want = truth[f] * 1e6
+        got = per.get(f, 0)
+        assert want > 500000, truth
+        assert abs(got - want) <= TOLERANCE * want, \
+            "%s: %d us blocked, truth %d us\n%s\n%s" % (f, got, want, per, err)
+    # kernel frames end each stack, with the scheduler at the leaf
+    nap = [fr for fr, _, _ in rows if any(frame_name(x) == "nap_in_sleep" for x in fr)]
+    assert nap and all(fr[-1].endswith("_[k]") for fr in nap), nap[:2]
+    assert any("schedule_[k]" in fr[-1] for fr in nap)
+    # the line is the blocking call's line in the workload
+    leaf = [x for x in nap[0] if frame_name(x) == "nap_in_sleep"][0]
+    assert "offcpu_known.py:" in leaf
+    assert not any("[runnable" in f for fr, _, _ in rows for f in fr)
+    assert re.search(r"pyoffcpu: \d+ us blocked; \d+ us runnable", err), err
+
+
+def test_histogram_of_blocked_durations(pyoffcpu, tmp_path):
+    """-H: bcc's log2 layout, the select() waits (50 ms each) all in the
+    32768 -> 65535 slot, as many as the select loop ran."""
+    text, err, truth = run_known(host_interp(), pyoffcpu, tmp_path, ["-H", "--top", "20"])
+    blocks = text.split("\n\n")
+    at = [i for i, b in enumerate(blocks) if "\n    wait_in_select (" in b]
+    assert at, text
+    header = blocks[at[0]]
+    m = re.match(r"python[\d.]* \((\d+)\): (\d+) us in (\d+) waits, at", header)
+    assert m, header
+    waits = int(m.group(3))
+    assert abs(int(m.group(2)) - truth["wait_in_select"] * 1e6) <= 0.1 * truth["wait_in_select"] * 1e6
+    hist = blocks[at[0] + 1]
+    assert hist.splitlines()[0].split() == ["usecs", ":", "count", "distribution"]
+    slots = {}
+    for line in hist.splitlines()[1:]:
+        lo, hi, count = re.match(r"\s*(\d+) -> (\d+)\s*: (\d+)\s*\|", line).groups()
+        slots[(int(lo), int(hi))] = int(count)
+    assert list(slots)[0] == (0, 1) and (32768, 65535) in slots
+    assert slots[(32768, 65535)] >= 0.9 * waits and sum(slots.values()) == waits
+    # about one wait per 50 ms of truth
+    assert abs(waits - truth["wait_in_select"] / 0.05) <= 3, (waits, truth)
+
+
+def test_min_and_max_block_time(pyoffcpu, tmp_path):
+    """-m 35000 drops the 30 ms pipe waits and keeps the 40 ms naps; -M
+    35000 keeps the pipe waits and drops the naps and 50 ms selects."""
+    py = host_interp()
+    text, err, _ = run_known(py, pyoffcpu, tmp_path, ["--format", "folded", "-m", "35000"])
+    per = blocked_by_leaf_function(parse_folded(text))
+    assert per.get("nap_in_sleep", 0) > 500000 and per.get("wait_in_select", 0) > 500000, per
+    assert per.get("wait_on_pipe", 0) == 0, per
+    assert "intervals outside -m/-M not counted" in err
+    text, err, _ = run_known(py, pyoffcpu, tmp_path, ["--format", "folded", "-M", "35000"])
+    per = blocked_by_leaf_function(parse_folded(text))
+    assert per.get("wait_on_pipe", 0) > 300000, per
+    assert per.get("nap_in_sleep", 0) == 0 and per.get("wait_in_select", 0) == 0, per
+
+
+def test_thread_filter(pyoffcpu, tmp_path):
+    """-t TID: the select thread's waits only."""
+    text, err, truth = run_known(host_interp(), pyoffcpu, tmp_path, ["--format", "folded"],
+                                 use_tid=True)
+    per = blocked_by_leaf_function(parse_folded(text))
+    assert abs(per.get("wait_in_select", 0) - truth["wait_in_select"] * 1e6) \
+        <= TOLERANCE * truth["wait_in_select"] * 1e6, per
+    assert "nap_in_sleep" not in per and "wait_on_pipe" not in per, per
+
+
+SPINNER = "import sys, time\ndef spin_on_cpu(end):\n    while time.time() < end: pass\n" \
+          "spin_on_cpu(time.time() + float(sys.argv[1]))\n"
+
+
+def test_runnable_time_is_reported_apart(pyoffcpu, tmp_path):
+    """More spinning processes than CPUs: their time off CPU is runnable
+    time, kept out of the stacks unless -R, and then marked at the leaf."""
+    ncpu = os.cpu_count() or 2
+    spinners = [subprocess.Popen([interpreters.HOST_PYTHON, "-c", SPINNER, "60"])
+                for _ in range(ncpu + 1)]
+    pids = ",".join(str(p.pid) for p in spinners)
+    try:
+        time.sleep(0.3)
+        plain = subprocess.run([pyoffcpu, "-f", "-p", pids, "2"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=120, universal_newlines=True)
+        shown = subprocess.run([pyoffcpu, "-f", "-R", "-p", pids, "2"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=120, universal_newlines=True)
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()
+    assert plain.returncode == 0 and shown.returncode == 0, plain.stderr + shown.stderr
+    m = re.search(r"(\d+) us blocked; (\d+) us runnable", plain.stderr)
+    assert m and int(m.group(2)) > 200000, plain.stderr
+    assert "[runnable" not in plain.stdout
+    marked = [(fr, us) for fr, _, us in parse_folded(shown.stdout)
+              if fr[-1] == "[runnable: waiting for a CPU]"]
+    assert sum(us for _, us in marked) > 200000, shown.stdout[-2000:]
+    assert any(frame_name(f) == "spin_on_cpu" for fr, _ in marked for f in fr)
+
+
+def test_system_wide_finds_processes_started_later(pyoffcpu, tmp_path):
+    out = str(tmp_path / "out.folded")
+    tool = start_tool(pyoffcpu, ["-o", out, "--format", "folded", "5"])
+    code = "import time\ndef nap_started_later():\n    for _ in range(20): time.sleep(0.05)\n" \
+           "nap_started_later()\n"
+    r = subprocess.run([interpreters.HOST_PYTHON, "-c", code], timeout=60)
+    rc, _, err = finish(tool)
+    assert r.returncode == 0 and rc == 0, err
+    with open(out, encoding="utf-8") as fp:
+        per = blocked_by_leaf_function(parse_folded(fp.read()))
+    assert abs(per.get("nap_started_later", 0) - 1000000) <= 150000, per
+
+
+def test_svg_and_speedscope_are_weighted_in_microseconds(pyoffcpu, tmp_path):
+    py = host_interp()
+    svg, _, _ = run_known(py, pyoffcpu, tmp_path, ["--format", "svg"], cycles=5)
+    assert svg.startswith("<?xml") and "Off-CPU Time Flame Graph" in svg
+    assert "nap_in_sleep" in svg and " us" in svg
+    doc, _, _ = run_known(py, pyoffcpu, tmp_path, ["--format", "speedscope"], cycles=5)
+    data = json.loads(doc)
+    assert all(p["unit"] == "microseconds" for p in data["profiles"])
+    names = [f["name"] for f in data["shared"]["frames"]]
+    assert any(n.startswith("wait_on_pipe") for n in names)
+
+
+def test_errors(pyoffcpu):
+    sleeper = subprocess.Popen(["sleep", "100"])
+    try:
+        r = subprocess.run([pyoffcpu, "-p", str(sleeper.pid), "1"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=120, universal_newlines=True)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert r.returncode == 1 and "is this a Python process?" in r.stderr, r.stderr
+    r = subprocess.run([pyoffcpu, "-k", "1"], stderr=subprocess.PIPE, universal_newlines=True)
+    assert r.returncode == 2 and "kernel threads run no Python" in r.stderr
+    r = subprocess.run([pyoffcpu, "-m", "10", "-M", "5", "1"], stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    assert r.returncode == 2 and "above -M" in r.stderr
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                        pyoffcpu, "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=60, universal_newlines=True)
+    assert r.returncode == 1 and "must be run as root" in r.stderr
+
+
+def test_target_exiting_mid_run(pyoffcpu):
+    code = "import time\nend = time.time() + 8\nwhile time.time() < end: time.sleep(0.05)\n"
+    proc = subprocess.Popen([interpreters.HOST_PYTHON, "-c", code])
+    try:
+        time.sleep(0.2)
+        r = subprocess.run([pyoffcpu, "-f", "-p", str(proc.pid), "30"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=120, universal_newlines=True)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert r.returncode == 0, r.stderr
+    assert "every target process has exited" in r.stderr
+    assert sum(us for _, _, us in parse_folded(r.stdout)) > 100000

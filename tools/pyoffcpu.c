@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * pyoffcpu  Summarize off-CPU time of Python threads by Python, native and
+ *           kernel stack. For Linux, uses libbcc, eBPF. Embedded C.
+ *
+ * sched:sched_switch gives both ends of every off-CPU interval: when a
+ * Python thread leaves the CPU, BPF walks its Python stack (the stack
+ * cannot change until it runs again) and notes the time; when it is
+ * switched back in, the interval is charged to those stacks in kernel.
+ * Time spent runnable (preempted, waiting for a CPU) is kept apart from
+ * time spent blocked. Same walker, naming and output as pyprofile.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <linux/bpf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_common.h"
+#include "report_formats.h"
+#include "stack_hist.h"
+#include "tool_session.h"
+
+extern const char pyoffcpu_bpf_text[];
+
+static const char usage_text[] =
+	"Usage: pyoffcpu [-h] [-p PID[,PID...] | -t TID] [-u] [-U | -K] [-m MIN_US]\n"
+	"                [-M MAX_US] [-R] [-f] [-d] [-H [--top N]] [-o FILE]\n"
+	"                [--format text|folded|svg|speedscope]\n"
+	"                [--stack-storage-size N] [-v] [--version] [duration]\n"
+	"\n"
+	"Summarize the time Python threads spend off CPU (sleeping, waiting on I/O,\n"
+	"locks or the GIL) by Python, native and kernel stack, in microseconds.\n"
+	"Without -p: every Python process on the machine, including ones that start\n"
+	"during the run. Runs for duration seconds, or until Ctrl-C.\n"
+	"\n"
+	"  -p, --pid PID[,PID]  trace these processes only\n"
+	"  -t, --tid TID        trace this thread only\n"
+	"  -u, --user-threads-only  user threads only (always so: kernel threads run\n"
+	"                       no Python; accepted for offcputime users)\n"
+	"  -U, --user-stacks-only    show user (Python and native) stacks only\n"
+	"  -K, --kernel-stacks-only  show kernel stacks only\n"
+	"  -m, --min-block-time US   count only intervals of at least US microseconds\n"
+	"  -M, --max-block-time US   count only intervals of at most US microseconds\n"
+	"  -R, --runnable       also show time runnable but waiting for a CPU, as\n"
+	"                       stacks ending in " RUNNABLE_MARKER "\n"
+	"  -f, --folded         folded output, weighted in microseconds\n"
+	"  -d, --delimited      put a delimiter between user and kernel stacks\n"
+	"  -H, --histogram      print log2 histograms of blocked durations for the\n"
+	"                       stacks that blocked longest instead of stacks\n"
+	"      --top N          how many stacks -H shows (default 10)\n"
+	"  -o, --output FILE    write the report to FILE (default: stdout)\n"
+	"      --format FMT     text (default), folded, svg (interactive flame graph)\n"
+	"                       or speedscope (JSON for speedscope.app)\n"
+	"      --stack-storage-size N  room for distinct native/kernel stacks (16384)\n"
+	"  -v, --verbose        say how each process was recognised, BPF run time\n"
+	"      --version        print the version\n"
+	"  -h, --help           show this help\n"
+	"\n"
+	"examples:\n"
+	"    ./pyoffcpu                   # trace every Python process until Ctrl-C\n"
+	"    ./pyoffcpu 5                 # trace for 5 seconds only\n"
+	"    ./pyoffcpu -p 185 10         # trace PID 185 for 10 seconds\n"
+	"    ./pyoffcpu -m 1000 -p 185    # only intervals of 1 ms or more\n"
+	"    ./pyoffcpu -f -p 185 10 > out.folded   # folded stacks for flamegraph.pl\n"
+	"    ./pyoffcpu -p 185 -o off.svg --format svg 10   # off-CPU flame graph\n"
+	"    ./pyoffcpu -H -p 185 10      # how long each blocking call took\n"
+	"    ./pyoffcpu -R -p 185 10      # include time waiting for a CPU\n";
+
+enum { OPT_FORMAT = 256, OPT_STACK_STORAGE, OPT_VERSION, OPT_EBPF, OPT_TOP };
+
+struct options {
+	long long min_us, max_us;
+	int duration, stack_storage, top;
+	bool user_only, kernel_only, delimiter, verbose, ebpf, runnable, histogram;
+	enum report_format format;
+	const char *output;
+	pid_t tid;
+};
+
+static int parse_int(const char *s, int min, int max, int *out)
+{
+	long long v;
+
+	if (cli_parse_int(s, min, max, &v) < 0)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+static int parse_option(int c, struct options *o, struct tool_session *s)
+{
+	switch (c) {
+	case 'p':
+		if (session_parse_pids(s, optarg) < 0) {
+			fprintf(stderr, "pyoffcpu: invalid PID list: %s\n", optarg);
+			return -1;
+		}
+		return 0;
+	case 't':
+		if (cli_parse_pid(optarg, &o->tid) < 0) {
+			fprintf(stderr, "pyoffcpu: invalid TID: %s\n", optarg);
+			return -1;
+		}
+		return 0;
+	case 'u':
+		return 0;
+	case 'k':
+		fprintf(stderr, "pyoffcpu: kernel threads run no Python code: -k does not apply "
+				"(use bcc's offcputime -k)\n");
+		return -1;
+	case 'U':
+		o->user_only = true;
+		return 0;
+	case 'K':
+		o->kernel_only = true;
+		return 0;
+	case 'm':
+	case 'M':
+		if (cli_parse_int(optarg, 0, (1LL << 40), c == 'm' ? &o->min_us : &o->max_us) < 0) {
+			fprintf(stderr, "pyoffcpu: invalid time in microseconds: %s\n", optarg);
+			return -1;
+		}
+		return 0;
+	case 'R':
+		o->runnable = true;
+		return 0;
+	case 'f':
+		o->format = REPORT_FOLDED;
+		return 0;
+	case 'd':
+		o->delimiter = true;
+		return 0;
+	case 'H':
+		o->histogram = true;
+		return 0;
+	case OPT_TOP:
+		if (parse_int(optarg, 1, 100000, &o->top) < 0) {
+			fprintf(stderr, "pyoffcpu: invalid --top: %s\n", optarg);
+			return -1;
+		}
+		return 0;
+	case 'o':
+		o->output = optarg;
+		return 0;
+	case OPT_FORMAT:
+		if (report_format_parse(optarg, &o->format) < 0) {
+			fprintf(stderr, "pyoffcpu: unknown format: %s\n", optarg);
+			return -1;
+		}
+		return 0;
+	case OPT_STACK_STORAGE:
+		if (parse_int(optarg, 16, 1 << 22, &o->stack_storage) < 0) {
+			fprintf(stderr, "pyoffcpu: invalid stack storage size: %s\n", optarg);
+			return -1;
+		}
+		return 0;
+	case 'v':
+		o->verbose = true;
+		return 0;
+	case 'h':
+		fputs(usage_text, stdout);
+		exit(0);
+	case OPT_VERSION:
+		cli_print_version("pyoffcpu");
+		exit(0);
+	case OPT_EBPF:
+		o->ebpf = true;
+		return 0;
+	default:
+		fputs(usage_text, stderr);
+		return -1;
+	}
+}
+
+static int parse_args(int argc, char **argv, struct options *o, struct tool_session *s)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "user-threads-only", no_argument, NULL, 'u' },
+		{ "kernel-threads-only", no_argument, NULL, 'k' },
+		{ "user-stacks-only", no_argument, NULL, 'U' },
+		{ "kernel-stacks-only", no_argument, NULL, 'K' },
+		{ "min-block-time", required_argument, NULL, 'm' },
+		{ "max-block-time", required_argument, NULL, 'M' },
+		{ "runnable", no_argument, NULL, 'R' },
+		{ "folded", no_argument, NULL, 'f' },
+		{ "delimited", no_argument, NULL, 'd' },
+		{ "histogram", no_argument, NULL, 'H' },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "ebpf", no_argument, NULL, OPT_EBPF },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "p:t:ukUKm:M:RfdHo:vh", longopts, NULL)) != -1)
+		if (parse_option(c, o, s) < 0)
+			return -1;
+	if (optind < argc && parse_int(argv[optind++], 1, 1 << 30, &o->duration) < 0) {
+		fprintf(stderr, "pyoffcpu: invalid duration: %s\n", argv[optind - 1]);
+		return -1;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "pyoffcpu: unexpected argument: %s\n", argv[optind]);
+		return -1;
+	}
+	if (o->user_only && o->kernel_only) {
+		fprintf(stderr, "pyoffcpu: -U and -K are mutually exclusive\n");
+		return -1;
+	}
+	if (o->tid && s->npids) {
+		fprintf(stderr, "pyoffcpu: -p and -t are mutually exclusive\n");
+		return -1;
+	}
+	if (o->min_us > o->max_us) {
+		fprintf(stderr, "pyoffcpu: -m %lld is above -M %lld\n", o->min_us, o->max_us);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_header(const struct options *o, const struct tool_session *s)
+{
+	printf("Tracing off-CPU time (us) of ");
+	if (o->tid) {
+		printf("TID %d", (int)o->tid);
+	} else if (s->npids) {
+		printf("PID");
+		for (size_t i = 0; i < s->npids; i++)
+			printf("%s%d", i ? "," : " ", (int)s->pids[i]);
+	} else {
+		printf("all Python processes");
+	}
+	if (o->histogram)
+		printf(" as histograms per Python stack");
+	else
+		printf(" by %s stack", o->user_only     ? "Python + native"
+				       : o->kernel_only ? "kernel"
+							: "Python + native + kernel");
+	if (o->duration)
+		printf(" for %d secs.\n", o->duration);
+	else
+		printf("... Hit Ctrl-C to end.\n");
+	fflush(stdout);
+}
+
+static int compile(struct tool_session *s, const struct options *o)
+{
+	char d_stack[48], d_user[24], d_kernel[24], d_min[40], d_max[40], d_tid[32];
+	const char *cflags[] = {
+		d_stack, d_user, d_kernel, d_min, d_max, d_tid,
+		"-DPYSTACKS_SIZE=65536", "-DCOUNTS_SIZE=65536",
+	};
+
+	snprintf(d_stack, sizeof(d_stack), "-DSTACK_STORAGE_SIZE=%d", o->stack_storage);
+	snprintf(d_user, sizeof(d_user), "-DUSER_STACKS=%d", !o->kernel_only);
+	snprintf(d_kernel, sizeof(d_kernel), "-DKERNEL_STACKS=%d", !o->user_only);
+	snprintf(d_min, sizeof(d_min), "-DMIN_US=%lldULL", o->min_us);
+	snprintf(d_max, sizeof(d_max), "-DMAX_US=%lldULL", o->max_us);
+	snprintf(d_tid, sizeof(d_tid), "-DTHREAD_FILTER=%d", (int)o->tid);
+	return session_compile(s, pyoffcpu_bpf_text, cflags, sizeof(cflags) / sizeof(*cflags));
+}
+
+/* What the stacks do not show: the other kind of off-CPU time. */
+static void print_time_summary(const struct options *o, const struct stack_report *rep,
+			       struct tool_session *s)
+{
+	uint64_t blocked = rep->total - (o->runnable ? rep->runnable_total : 0);
+
+	fprintf(stderr, "pyoffcpu: %llu us blocked; %llu us runnable waiting for a CPU (%s)",
+		(unsigned long long)blocked, (unsigned long long)rep->runnable_total,
+		o->runnable ? "shown" : "not shown: -R shows it");
+	if (o->min_us || o->max_us != (1LL << 40))
+		fprintf(stderr, "; %llu intervals outside -m/-M not counted",
+			(unsigned long long)session_stat(s, PYB_STAT_FILTERED));
+	fputc('\n', stderr);
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {
+		.max_us = 1LL << 40, .stack_storage = 16384, .top = 10, .format = REPORT_TEXT,
+	};
+	struct tool_session s = { .tool = "pyoffcpu" };
+	struct stack_report rep;
+	int switch_fd, rc = 1;
+	FILE *out = stdout;
+
+	if (parse_args(argc, argv, &o, &s) < 0)
+		return 2;
+	if (o.ebpf) {
+		fputs(pyoffcpu_bpf_text, stdout);
+		return 0;
+	}
+	if (o.tid && session_target_thread(&s, o.tid) < 0)
+		return 1;
+	s.verbose = o.verbose;
+	if (compile(&s, &o) < 0)
+		return 1;
+	s.pystacks_fd = bpf_module_table_fd(&s.bpf, "pystacks");
+	s.counts_fd = bpf_module_table_fd(&s.bpf, "counts");
+	s.stacks_fd = bpf_module_table_fd(&s.bpf, "stack_traces");
+	s.stats_fd = bpf_module_table_fd(&s.bpf, "stats");
+	switch_fd = bpf_module_load(&s.bpf, "tracepoint__sched__sched_switch",
+				    BPF_PROG_TYPE_TRACEPOINT);
+	if (switch_fd < 0) {
+		fprintf(stderr, "pyoffcpu: %s\n", s.bpf.err);
+		goto out;
+	}
+	session_install_signals();
+	if (session_start_discovery(&s) < 0)
+		goto out;
+	if (bpf_module_attach_tracepoint(&s.bpf, switch_fd, "sched", "sched_switch") < 0) {
+		fprintf(stderr, "pyoffcpu: %s\n", s.bpf.err);
+		goto out;
+	}
+	if (o.output) {
+		out = fopen(o.output, "we");
+		if (!out) {
+			fprintf(stderr, "pyoffcpu: cannot write %s: %s\n", o.output, strerror(errno));
+			goto out;
+		}
+	}
+	if ((o.format == REPORT_TEXT && !o.histogram) || o.output || o.histogram)
+		print_header(&o, &s);
+	stack_report_init(&rep, !o.kernel_only, !o.user_only, o.delimiter);
+	rep.only_tid = o.tid;
+	rep.include_runnable = o.runnable;
+	session_run(&s, o.duration, &rep);
+	if (o.format == REPORT_TEXT && !o.output)
+		printf("\n");
+	stack_report_collect(&rep, &s.reg, s.counts_fd, s.pystacks_fd, s.stacks_fd);
+	if (o.histogram) {
+		struct stack_hist_maps maps = {
+			.hists_fd = bpf_module_table_fd(&s.bpf, "hists"),
+			.counts_fd = s.counts_fd,
+			.pystacks_fd = s.pystacks_fd,
+		};
+
+		rc = stack_hist_print(&rep, &s.reg, &maps, PYB_KIND_BLOCKED, o.top, "us", out) < 0;
+	} else {
+		rc = report_write(&rep, o.format, out, "us", "pyoffcpu") < 0;
+	}
+	session_print_summary(&s, &rep, "switches off CPU");
+	print_time_summary(&o, &rep, &s);
+	if (o.verbose)
+		session_print_bpf_stats(&s, switch_fd, "sched_switch",
+					session_stat(&s, PYB_STAT_SAMPLES), "Python switch");
+	stack_report_free(&rep);
+	if (out != stdout && fclose(out) != 0) {
+		fprintf(stderr, "pyoffcpu: writing %s failed: %s\n", o.output, strerror(errno));
+		rc = 1;
+	}
+out:
+	session_close(&s);
+	return rc;
+}
