@@ -20,7 +20,9 @@ CHROOTS=$CACHE/chroots
 MIRROR=http://deb.debian.org/debian
 HOST_PY=/usr/bin/python3     # Debian's python, never a pyenv/venv shim
 DEPS=(libbpfcc-dev bpfcc-tools meson ninja-build pkgconf gcc libelf-dev
-      libdw-dev debootstrap python3 python3-pytest cppcheck util-linux)
+      libdw-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev debootstrap python3
+      python3-pytest cppcheck util-linux)
+TEST_DEPS=(golang-go)  # go tool pprof: the tests read our pprof files with it
 SID_PYTHONS=(3.13 3.14 3.15)  # the sid chroot gets each one sid has
 
 # Same tool lookup whether started as root or via sudo (secure_path): system
@@ -379,6 +381,7 @@ run_demo() {
 # ---------------------------------------------------------------- test --
 do_test() {
     do_deps; do_headers; do_tracefs; do_build; do_chroots
+    apt_install_missing "${TEST_DEPS[@]}"
     local rc=0 prc=0
     say "test: meson test -C $BUILDDIR"
     meson test -C "$BUILDDIR" --print-errorlogs || rc=1

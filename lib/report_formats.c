@@ -14,6 +14,7 @@ int report_format_parse(const char *name, enum report_format *fmt)
 		{ "folded", REPORT_FOLDED },
 		{ "svg", REPORT_SVG },
 		{ "speedscope", REPORT_SPEEDSCOPE },
+		{ "pprof", REPORT_PPROF },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -43,6 +44,8 @@ int report_write(const struct stack_report *rep, enum report_format fmt, FILE *o
 		return report_write_svg(rep, out, title, unit);
 	case REPORT_SPEEDSCOPE:
 		return report_write_speedscope(rep, out, unit, tool);
+	case REPORT_PPROF:
+		return report_write_pprof(rep, out, unit);
 	}
 	return -1;
 }

@@ -12,6 +12,7 @@ enum report_format {
 	REPORT_FOLDED,
 	REPORT_SVG,
 	REPORT_SPEEDSCOPE,
+	REPORT_PPROF,
 };
 
 int report_format_parse(const char *name, enum report_format *fmt);
@@ -27,6 +28,10 @@ int report_write_svg(const struct stack_report *rep, FILE *out, const char *titl
 /* speedscope's file format: one sampled profile per process. */
 int report_write_speedscope(const struct stack_report *rep, FILE *out, const char *unit,
 			    const char *tool);
+
+/* pprof's protobuf format, gzipped (go tool pprof, Pyroscope, Parca).
+ * CPU profiles use rep->period_ns; off-CPU ones nanoseconds. */
+int report_write_pprof(const struct stack_report *rep, FILE *out, const char *unit);
 
 /* Writes s as a JSON string literal (quotes included). */
 void json_write_string(FILE *out, const char *s);

@@ -8,43 +8,7 @@
 #include <string.h>
 
 #include "report_formats.h"
-
-struct frame_table {
-	char **names;
-	size_t n, cap;
-};
-
-/* Index of name in the shared frame table (linear probe hash on names). */
-static long frame_index(struct frame_table *t, size_t *slots, size_t nslots, const char *name,
-			size_t len)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)name[i]) * 1099511628211ULL;
-	for (size_t j = h & (nslots - 1);; j = (j + 1) & (nslots - 1)) {
-		if (slots[j] == 0) {
-			if (t->n == t->cap) {
-				size_t cap = t->cap ? t->cap * 2 : 256;
-				char **v = realloc(t->names, cap * sizeof(*v));
-
-				if (!v)
-					return -1;
-				t->names = v;
-				t->cap = cap;
-			}
-			t->names[t->n] = strndup(name, len);
-			if (!t->names[t->n])
-				return -1;
-			slots[j] = ++t->n;
-			return (long)t->n - 1;
-		}
-		const char *have = t->names[slots[j] - 1];
-
-		if (strlen(have) == len && memcmp(have, name, len) == 0)
-			return (long)slots[j] - 1;
-	}
-}
+#include "string_table.h"
 
 /* "qualname (file:line)" -> name, file, line for speedscope's frame fields. */
 static void write_frame(FILE *out, const char *name)
@@ -74,24 +38,9 @@ static void write_frame(FILE *out, const char *name)
 int report_write_speedscope(const struct stack_report *rep, FILE *out, const char *unit,
 			    const char *tool)
 {
-	struct frame_table t = { 0 };
-	size_t nslots = 1024;
-	long *idx;
-	size_t *slots;
+	struct string_table frames = { 0 };
 	int rc = -1;
 
-	/* a frame table twice as large as the number of distinct frames */
-	for (size_t i = 0; i < rep->n; i++)
-		for (const char *p = rep->rows[i].frames; *p; p++)
-			nslots += *p == ';';
-	size_t want = 2 * nslots;
-
-	for (nslots = 1024; nslots < want; nslots <<= 1)
-		;
-	slots = calloc(nslots, sizeof(*slots));
-	idx = calloc(rep->n + 1, sizeof(*idx));
-	if (!slots || !idx)
-		goto out;
 	/* pass 1: intern every frame */
 	for (size_t i = 0; i < rep->n; i++) {
 		const char *p = rep->rows[i].frames;
@@ -100,7 +49,7 @@ int report_write_speedscope(const struct stack_report *rep, FILE *out, const cha
 			const char *end = strchr(p, ';');
 			size_t len = end ? (size_t)(end - p) : strlen(p);
 
-			if (frame_index(&t, slots, nslots, p, len) < 0)
+			if (string_table_intern(&frames, p, len) < 0)
 				goto out;
 			p += len + (end != NULL);
 		}
@@ -109,21 +58,20 @@ int report_write_speedscope(const struct stack_report *rep, FILE *out, const cha
 		     "\"exporter\":\"%s (pybpf-tools)\",\"name\":\"%s\",\"activeProfileIndex\":0,\n"
 		     "\"shared\":{\"frames\":[\n",
 		tool, tool);
-	for (size_t i = 0; i < t.n; i++) {
-		write_frame(out, t.names[i]);
-		fputs(i + 1 < t.n ? ",\n" : "\n", out);
+	for (size_t i = 0; i < frames.n; i++) {
+		write_frame(out, frames.v[i]);
+		fputs(i + 1 < frames.n ? ",\n" : "\n", out);
 	}
 	fputs("]},\n\"profiles\":[\n", out);
 	/* pass 2: one profile per process (rows are sorted by pid) */
 	for (size_t i = 0; i < rep->n;) {
 		size_t j = i;
 		uint64_t total = 0;
+		char pname[64];
 
 		while (j < rep->n && rep->rows[j].pid == rep->rows[i].pid)
 			total += rep->rows[j++].value;
 		fprintf(out, "%s{\"type\":\"sampled\",\"name\":", i ? ",\n" : "");
-		char pname[64];
-
 		snprintf(pname, sizeof(pname), "%s (%d)", rep->rows[i].comm, (int)rep->rows[i].pid);
 		json_write_string(out, pname);
 		fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\"samples\":[",
@@ -138,7 +86,7 @@ int report_write_speedscope(const struct stack_report *rep, FILE *out, const cha
 				size_t len = end ? (size_t)(end - p) : strlen(p);
 
 				fprintf(out, "%s%ld", first ? "" : ",",
-					frame_index(&t, slots, nslots, p, len));
+					string_table_intern(&frames, p, len));
 				first = false;
 				p += len + (end != NULL);
 			}
@@ -153,10 +101,6 @@ int report_write_speedscope(const struct stack_report *rep, FILE *out, const cha
 	fputs("\n]}\n", out);
 	rc = ferror(out) ? -1 : 0;
 out:
-	for (size_t i = 0; i < t.n; i++)
-		free(t.names[i]);
-	free(t.names);
-	free(slots);
-	free(idx);
+	string_table_free(&frames);
 	return rc;
 }

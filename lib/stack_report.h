@@ -39,6 +39,9 @@ struct stack_report {
 	uint64_t native_unplaced; /* stacks whose native frames could not be placed */
 	uint64_t total;          /* value of the rows shown */
 	uint64_t runnable_total; /* pyoffcpu: time runnable, waiting for a CPU */
+	/* for formats that record them (pprof) */
+	uint64_t period_ns;      /* pyprofile: time between samples */
+	uint64_t start_realtime_ns, duration_ns;
 };
 
 /* Leaf frame that marks time a thread was runnable but not running. */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli_common.h"
@@ -197,6 +198,10 @@ void session_run(struct tool_session *s, int duration, struct stack_report *rep)
 {
 	uint64_t start = monotonic_ns(), last_drain = start, last_scan = start;
 	uint64_t end = duration > 0 ? start + (uint64_t)duration * 1000000000ull : UINT64_MAX;
+	struct timespec wall;
+
+	clock_gettime(CLOCK_REALTIME, &wall);
+	rep->start_realtime_ns = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec;
 
 	while (!session_stop) {
 		uint64_t now;
@@ -219,6 +224,7 @@ void session_run(struct tool_session *s, int duration, struct stack_report *rep)
 			break;
 		}
 	}
+	rep->duration_ns = monotonic_ns() - start;
 	/* stop sampling before reading, then name what is left */
 	for (int i = 0; i < s->bpf.nperf; i++)
 		bpf_close_perf_event_fd(s->bpf.perf_fds[i]);

@@ -13,7 +13,7 @@ import pytest
 from conftest import tool_path, WORKLOADS
 import interpreters
 from profiling import start_tool, finish, parse_folded, frame_name, read_json
-from test_pyprofile import host_interp
+from test_pyprofile import host_interp, go_pprof, pprof_cum_ms
 
 WORKLOAD = os.path.join(WORKLOADS, "offcpu_known.py")
 FUNCS = ("nap_in_sleep", "wait_on_pipe", "wait_in_select")
@@ -227,3 +227,27 @@ def test_target_exiting_mid_run(pyoffcpu):
     assert r.returncode == 0, r.stderr
     assert "every target process has exited" in r.stderr
     assert sum(us for _, _, us in parse_folded(r.stdout)) > 100000
+
+
+def test_pprof_output_is_off_cpu_time(pyoffcpu, tmp_path):
+    """--format pprof: go tool pprof reads blocked time per function."""
+    text_path = tempfile.mkdtemp(dir=str(tmp_path))
+    script = host_interp().place(WORKLOAD)
+    proc = host_interp().spawn([script, text_path, "20"])
+    out = os.path.join(text_path, "off.pb.gz")
+    try:
+        read_json(os.path.join(text_path, "state.json"), key="ready")
+        tool = start_tool(pyoffcpu, ["-p", str(proc.pid), "-o", out, "--format", "pprof"])
+        with open(os.path.join(text_path, "go"), "w"):
+            pass
+        rc, _, err = finish(tool)
+        assert rc == 0, err
+        truth = read_json(os.path.join(text_path, "state.json"), key="truth")["truth"]
+    finally:
+        proc.kill()
+    top = go_pprof(["-top", "-symbolize=none", "-nodecount=200", out], tmp_path)
+    assert "Type: off_cpu" in top, top
+    cum = pprof_cum_ms(top)
+    for f in FUNCS:
+        want = truth[f] * 1000
+        assert abs(cum.get(f, 0) - want) <= TOLERANCE * want, (f, cum.get(f), want, top)

@@ -1,6 +1,8 @@
 """pyprofile against real interpreters: CPU shares, names, deep stacks,
 short-lived processes and the errors users hit."""
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -175,3 +177,60 @@ def test_not_root_gets_a_clear_message(pyprofile):
                        timeout=60, universal_newlines=True)
     assert r.returncode == 1
     assert "must be run as root" in r.stderr
+
+
+def go_pprof(args, home):
+    """Runs `go tool pprof ARGS` (the reader users have); skips without go."""
+    go = shutil.which("go") or ("/usr/bin/go" if os.path.exists("/usr/bin/go") else None)
+    if not go:
+        pytest.skip("go tool pprof not installed (golang-go)")
+    env = dict(os.environ, HOME=str(home), GOCACHE=str(home / "gocache"), GOFLAGS="")
+    r = subprocess.run([go, "tool", "pprof"] + args, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=300, universal_newlines=True, env=env)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def pprof_cum_ms(top_text):
+    """{function: cumulative value} from `go tool pprof -top` (ms or s)."""
+    cum = {}
+    for line in top_text.splitlines():
+        m = re.match(r"\s*([\d.]+)([a-z]*)\s+[\d.]+%\s+[\d.]+%\s+([\d.]+)([a-z]*)\s+[\d.]+%\s+(.+)$",
+                     line)
+        if m:
+            scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1000.0, "mins": 60000.0}
+            cum[m.group(5).strip()] = float(m.group(3)) * scale.get(m.group(4), 1.0)
+    return cum
+
+
+def test_pprof_output_reads_in_go_tool_pprof(pyprofile, tmp_path):
+    """--format pprof: go tool pprof reads it as a CPU profile whose
+    per-function time matches the workload's measured CPU shares."""
+    py = host_interp()
+    script = py.place(os.path.join(WORKLOADS, "cpu_shares.py"))
+    proc = py.spawn([script, str(tmp_path / "state.json")])
+    out = tmp_path / "cpu.pb.gz"
+    try:
+        read_json(str(tmp_path / "state.json"), key="ready")
+        tool = start_tool(pyprofile, ["-F", "199", "-p", str(proc.pid), "-o", str(out),
+                                      "--format", "pprof", "4"])
+        os.kill(proc.pid, signal.SIGUSR1)
+        rc, _, err = finish(tool)
+        assert rc == 0, err
+        time.sleep(0.5)
+        truth = read_json(str(tmp_path / "state.json"))["spent"]
+    finally:
+        proc.kill()
+    with open(str(out), "rb") as fp:
+        assert fp.read(2) == b"\x1f\x8b"  # gzipped, as pprof files are
+    top = go_pprof(["-top", "-symbolize=none", "-nodecount=200", str(out)], tmp_path)
+    assert "Type: cpu" in top, top
+    cum = pprof_cum_ms(top)
+    in_funcs = sum(cum.get(f, 0) for f in FUNCS)
+    truth_total = sum(truth.values())
+    assert in_funcs > 1000, top  # >1 s of CPU in 4 s at 199 Hz
+    for f in FUNCS:
+        got, want = cum.get(f, 0) / in_funcs, truth[f] / truth_total
+        assert abs(got - want) <= TOLERANCE, "%s: %.2f vs %.2f\n%s" % (f, got, want, top)
+    traces = go_pprof(["-traces", "-symbolize=none", str(out)], tmp_path)
+    assert "pid:  %d" % proc.pid in traces and "thread_name:" in traces, traces[:800]

@@ -27,7 +27,7 @@ extern const char pyoffcpu_bpf_text[];
 static const char usage_text[] =
 	"Usage: pyoffcpu [-h] [-p PID[,PID...] | -t TID] [-u] [-U | -K] [-m MIN_US]\n"
 	"                [-M MAX_US] [-R] [-f] [-d] [-H [--top N]] [-o FILE]\n"
-	"                [--format text|folded|svg|speedscope]\n"
+	"                [--format text|folded|svg|speedscope|pprof]\n"
 	"                [--stack-storage-size N] [-v] [--version] [duration]\n"
 	"\n"
 	"Summarize the time Python threads spend off CPU (sleeping, waiting on I/O,\n"
@@ -52,7 +52,8 @@ static const char usage_text[] =
 	"      --top N          how many stacks -H shows (default 10)\n"
 	"  -o, --output FILE    write the report to FILE (default: stdout)\n"
 	"      --format FMT     text (default), folded, svg (interactive flame graph)\n"
-	"                       or speedscope (JSON for speedscope.app)\n"
+	"                       speedscope (JSON for speedscope.app) or pprof\n"
+	"                       (gzipped protobuf for go tool pprof, Pyroscope, Parca)\n"
 	"      --stack-storage-size N  room for distinct native/kernel stacks (16384)\n"
 	"  -v, --verbose        say how each process was recognised, BPF run time\n"
 	"      --version        print the version\n"

@@ -24,7 +24,7 @@ extern const char pyprofile_bpf_text[];
 
 static const char usage_text[] =
 	"Usage: pyprofile [-h] [-p PID[,PID...] | -t TID] [-F HZ] [-f] [-d] [-U | -K]\n"
-	"                 [-o FILE] [--format text|folded|svg|speedscope]\n"
+	"                 [-o FILE] [--format text|folded|svg|speedscope|pprof]\n"
 	"                 [--stack-storage-size N] [-v] [--version] [duration]\n"
 	"\n"
 	"Profile CPU usage of Python processes by sampling Python, native and kernel\n"
@@ -40,7 +40,8 @@ static const char usage_text[] =
 	"  -K, --kernel-stacks-only  show kernel stacks only\n"
 	"  -o, --output FILE    write the report to FILE (default: stdout)\n"
 	"      --format FMT     text (default), folded, svg (interactive flame graph)\n"
-	"                       or speedscope (JSON for speedscope.app)\n"
+	"                       speedscope (JSON for speedscope.app) or pprof\n"
+	"                       (gzipped protobuf for go tool pprof, Pyroscope, Parca)\n"
 	"      --stack-storage-size N  room for distinct native/kernel stacks (16384)\n"
 	"  -v, --verbose        say how each process was recognised\n"
 	"      --version        print the version\n"
@@ -258,6 +259,7 @@ int main(int argc, char **argv)
 		print_header(&o, &s);
 	stack_report_init(&rep, !o.kernel_only, !o.user_only, o.delimiter);
 	rep.only_tid = o.tid;
+	rep.period_ns = 1000000000ull / (unsigned)o.freq;
 	session_run(&s, o.duration, &rep);
 	if (o.format == REPORT_TEXT && !o.output)
 		printf("\n");
