@@ -234,3 +234,35 @@ def test_pprof_output_reads_in_go_tool_pprof(pyprofile, tmp_path):
         assert abs(got - want) <= TOLERANCE, "%s: %.2f vs %.2f\n%s" % (f, got, want, top)
     traces = go_pprof(["-traces", "-symbolize=none", str(out)], tmp_path)
     assert "pid:  %d" % proc.pid in traces and "thread_name:" in traces, traces[:800]
+
+
+def test_thread_filter_reports_one_thread(pyprofile, tmp_path):
+    """-t TID: samples of that thread only, though its process has two
+    busy threads."""
+    code = ("import threading, time, sys\n"
+            "def spin_in_worker():\n"
+            "    while True: sum(range(1000))\n"
+            "def spin_in_main():\n"
+            "    while True: sum(range(1000))\n"
+            "t = threading.Thread(target=spin_in_worker, daemon=True); t.start()\n"
+            "time.sleep(0.1)\n"
+            "open(sys.argv[1], 'w').write(str(t.native_id))\n"
+            "spin_in_main()\n")
+    tid_file = tmp_path / "tid"
+    proc = subprocess.Popen([interpreters.HOST_PYTHON, "-c", code, str(tid_file)])
+    try:
+        deadline = time.monotonic() + 20
+        while not (tid_file.exists() and tid_file.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        tid = int(tid_file.read_text())
+        r = subprocess.run([pyprofile, "-F", "199", "-f", "-t", str(tid), "2"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
+                           universal_newlines=True)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert r.returncode == 0, r.stderr
+    rows = parse_folded(r.stdout)
+    names = {frame_name(f) for fr, _, _ in rows for f in fr}
+    assert sum(c for _, _, c in rows) >= 50, r.stdout
+    assert "spin_in_worker" in names and "spin_in_main" not in names, names
