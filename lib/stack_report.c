@@ -180,11 +180,30 @@ static void strip_shims(const struct pyb_stack *in, struct pyb_stack *out)
 	}
 }
 
+static bool passes_eval_loop(const struct py_target *t, const uint64_t *ips, int nips)
+{
+	for (int i = 0; i < nips; i++)
+		if (ips[i] >= t->proc.eval_start && ips[i] < t->proc.eval_end)
+			return true;
+	return false;
+}
+
 static void build_user(struct stack_report *rep, struct py_registry *reg, struct py_target *t,
 		       const struct pyb_stack *st, const uint64_t *ips, int nips,
-		       struct frame_list *out)
+		       uint64_t value, struct frame_list *out)
 {
 	uint32_t next = 0, len = st ? st->len : 0;
+
+	/*
+	 * Python frames but a native stack that never enters the eval loop:
+	 * the frame-pointer chain broke inside the interpreter (or the loop
+	 * lives in a function we cannot see), so there is no place to put the
+	 * native frames. Python frames alone, and the summary says so.
+	 */
+	if (t && t->native_syms && nips > 0 && len > 0 && !passes_eval_loop(t, ips, nips)) {
+		rep->native_unplaced += value;
+		nips = 0;
+	}
 	if (t && t->native_syms && nips > 0) {
 		for (int i = 0; i < nips; i++) {
 			char buf[FRAME_MAX];
@@ -344,7 +363,7 @@ int stack_report_collect(struct stack_report *rep, struct py_registry *reg, int 
 				n = 0;
 			}
 		}
-		build_user(rep, reg, t, have_py ? st : NULL, ips, n, &user);
+		build_user(rep, reg, t, have_py ? st : NULL, ips, n, value, &user);
 		if (!have_py && n == 0)
 			frames_push(&user, key.pystack ? "[lost Python stack]" : "[no Python frames]");
 		if (rep->kernel_stacks) {

@@ -266,3 +266,37 @@ def test_thread_filter_reports_one_thread(pyprofile, tmp_path):
     names = {frame_name(f) for fr, _, _ in rows for f in fr}
     assert sum(c for _, _, c in rows) >= 50, r.stdout
     assert "spin_in_worker" in names and "spin_in_main" not in names, names
+
+
+def test_native_frames_are_placed_or_explained(interp, pyprofile):
+    """sorted(key=...) calls back into Python. Native frames either sit
+    between sort_with_key and key_of (where the interpreter has a usable
+    frame-pointer chain), or are left out and the summary says why: never
+    printed in a place they do not belong."""
+    script = interp.place(os.path.join(WORKLOADS, "sort_key.py"))
+    proc = interp.spawn([script, "60"])
+    try:
+        time.sleep(1)
+        r = subprocess.run([pyprofile, "-F", "199", "-f", "-U", "-p", str(proc.pid), "2"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
+                           universal_newlines=True)
+    finally:
+        proc.kill()
+    assert r.returncode == 0, r.stderr
+    rows = [(fr, c) for fr, _, c in parse_folded(r.stdout)
+            if any(frame_name(f) == "key_of" for f in fr)]
+    assert sum(c for _, c in rows) >= 100, r.stdout[-2000:]
+    python = lambda f: " (" in f and f.endswith(")") and ".py:" in f
+    interleaved = 0
+    for frames, count in rows:
+        names = [frame_name(f) for f in frames if python(f)]
+        assert names[-3:] == ["<module>", "sort_with_key", "key_of"], frames
+        between = frames[frames.index(next(f for f in frames if frame_name(f) == "sort_with_key"))
+                         + 1:frames.index(next(f for f in frames if frame_name(f) == "key_of"))]
+        if between:
+            interleaved += count
+        else:
+            # left out means left out: no native frame anywhere in the row
+            assert all(python(f) for f in frames), frames
+    explained = ("native frames not shown" in r.stderr or "native frames left out" in r.stderr)
+    assert interleaved or explained, r.stderr
