@@ -94,6 +94,8 @@ enum pyb_count_kind {
 	PYB_KIND_SAMPLE = 0,   /* pyprofile: on-CPU samples */
 	PYB_KIND_BLOCKED = 1,  /* pyoffcpu: off CPU, sleeping or waiting */
 	PYB_KIND_RUNNABLE = 2, /* pyoffcpu: off CPU while runnable (waiting for a CPU) */
+	PYB_KIND_GIL_WAIT = 3, /* pygil: time waited for the GIL, by the waiter's stack */
+	PYB_KIND_GIL_HOLD = 4, /* pygil: time others waited, by the holder's stack */
 };
 
 struct pyb_count_key {
@@ -118,6 +120,26 @@ enum pyb_stat {
 	PYB_STAT_OTHER,           /* samples of other processes (ignored) */
 	PYB_STAT_FILTERED,        /* pyoffcpu: intervals outside -m/-M */
 	PYB_STAT_MAX,
+};
+
+/* pygil: a thread's current GIL wait episode (key: host tid). */
+struct pyb_gil_wait {
+	pyb_u64 enter_ts;      /* in a GIL futex wait since; 0: not */
+	pyb_u64 episode_start; /* 0: no episode open */
+	pyb_u64 last_exit;
+	pyb_u64 episode_us;    /* blocked time in this episode so far */
+	pyb_u64 holder_pending; /* a wait began: its holder is still to note */
+	struct pyb_count_key key;    /* the waiter and its Python stack */
+	struct pyb_count_key holder; /* who held the GIL when the episode began */
+};
+
+/* pygil: per-thread totals (key: host tid). */
+struct pyb_gil_thread {
+	pyb_u32 pid;
+	pyb_u32 pad;
+	pyb_u64 wait_us;
+	pyb_u64 episodes;
+	pyb_u64 futex_waits;
 };
 
 /* pyoffcpu's log2 histogram of blocked durations, per Python stack. */

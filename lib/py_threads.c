@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "proc_maps.h"
+#include "py_gil.h"
 #include "remote_mem.h"
 
 static int read_failed(struct py_process *p, int rc, const char *what)
@@ -18,24 +19,9 @@ static int read_failed(struct py_process *p, int rc, const char *what)
 	return -1;
 }
 
-/* Address of the GIL struct that interp uses; 0 for none. */
-static uint64_t gil_address(struct py_process *p, uint64_t interp)
-{
-	uint64_t gil = 0;
-
-	if (p->free_threaded)
-		return 0;
-	if (p->version.minor <= 11)
-		return p->off.runtime_gil >= 0 ? p->runtime_addr + (uint64_t)p->off.runtime_gil : 0;
-	if (p->off.interp_ceval_gil < 0 ||
-	    remote_read_u64(p->pid, interp + (uint64_t)p->off.interp_ceval_gil, &gil) < 0)
-		return 0;
-	return gil;
-}
-
 static uint64_t gil_holder(struct py_process *p, uint64_t interp)
 {
-	uint64_t gil = gil_address(p, interp), holder = 0;
+	uint64_t gil = py_gil_address(p, interp), holder = 0;
 	int32_t locked = 0;
 
 	if (!gil || p->off.gil_locked < 0 || p->off.gil_last_holder < 0)

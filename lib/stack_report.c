@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proc_maps.h"
 #include "py_abi.h"
 
 #define MAX_NATIVE 127 /* kernel perf_event_max_stack default */
@@ -19,6 +20,7 @@ void stack_report_init(struct stack_report *rep, bool user_stacks, bool kernel_s
 	rep->user_stacks = user_stacks;
 	rep->kernel_stacks = kernel_stacks;
 	rep->delimiter = delimiter;
+	rep->only_kind = -1;
 }
 
 void stack_report_free(struct stack_report *rep)
@@ -279,6 +281,9 @@ static int add_row(struct stack_report *rep, const struct pyb_count_key *k, stru
 	row->pid = (pid_t)k->pid;
 	memcpy(row->comm, k->comm, sizeof(row->comm));
 	row->comm[sizeof(row->comm) - 1] = '\0';
+	/* BPF could not name another thread (pygil's holders): ask /proc */
+	if (!row->comm[0] && proc_comm((pid_t)k->pid, (pid_t)k->tid, row->comm, sizeof(row->comm)) < 0)
+		snprintf(row->comm, sizeof(row->comm), "?");
 	row->frames = s;
 	row->nuser = user->n;
 	row->nkernel = kernel->n;
@@ -341,6 +346,8 @@ int stack_report_collect(struct stack_report *rep, struct py_registry *reg, int 
 		key = next;
 		if ((rep->only_tid && (pid_t)key.tid != rep->only_tid) ||
 		    bpf_lookup_elem(counts_fd, &key, &value) < 0)
+			continue;
+		if (rep->only_kind >= 0 && key.kind != (uint32_t)rep->only_kind)
 			continue;
 		runnable = key.kind == PYB_KIND_RUNNABLE;
 		if (runnable) {

@@ -31,6 +31,7 @@ struct stack_report {
 	bool user_stacks, kernel_stacks, delimiter;
 	pid_t only_tid; /* report one thread only (-t); 0: all */
 	bool include_runnable; /* pyoffcpu: show runnable time as its own stacks */
+	int only_kind;         /* >= 0: rows of this PYB_KIND_* only (pygil) */
 	/* drained Python stacks (hash set of pystack keys) */
 	uint64_t *seen;
 	size_t seen_cap, seen_n;
@@ -47,6 +48,7 @@ struct stack_report {
 /* Leaf frame that marks time a thread was runnable but not running. */
 #define RUNNABLE_MARKER "[runnable: waiting for a CPU]"
 
+/* Reports every kind of row (only_kind -1); runnable rows need -R. */
 void stack_report_init(struct stack_report *rep, bool user_stacks, bool kernel_stacks,
 		       bool delimiter);
 void stack_report_free(struct stack_report *rep);

@@ -208,6 +208,8 @@ void session_run(struct tool_session *s, int duration, struct stack_report *rep)
 
 		bpf_module_poll_events(&s->bpf, 20);
 		registry_tick(&s->reg);
+		if (s->on_tick)
+			s->on_tick(s, s->tick_ctx);
 		now = monotonic_ns();
 		if (now - last_drain >= DRAIN_EVERY_NS) {
 			stack_report_drain(rep, &s->reg, s->pystacks_fd);

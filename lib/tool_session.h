@@ -29,6 +29,9 @@ struct tool_session {
 	uint64_t lost_events;
 	int pystacks_fd, counts_fd, stacks_fd, stats_fd;
 	bool verbose;
+	/* called on every turn of session_run (every ~20 ms), if set */
+	void (*on_tick)(struct tool_session *s, void *ctx);
+	void *tick_ctx;
 };
 
 /* Parses "123,456" into s->pids. Returns 0 or -1. */

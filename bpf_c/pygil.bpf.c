@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pygil: time Python threads wait for the GIL, without symbols. A thread
+ * that cannot take the GIL sleeps in futex() on one of the GIL struct's
+ * condition variables or mutexes; the syscalls tracepoints give the
+ * address, so a futex wait inside [gil, gil + size) of a registered process
+ * is a GIL wait, unless the thread holds the GIL (locked and last_holder is
+ * its own thread state: it is dropping it, and only takes the mutex).
+ *
+ * Consecutive waits of one thread with less than EPISODE_GAP_NS between
+ * them (the 5 ms timed waits of one take_gil(), the forced-switch wait
+ * before it) make one wait episode: one count and one histogram entry.
+ * Time is charged to the waiter's Python stack, walked at the episode's
+ * start, and each wait to the Python stack of the thread holding the GIL
+ * as it began.
+ *
+ * Compile-time parameters (-D): PYSTACKS_SIZE, COUNTS_SIZE, GIL_SIZE,
+ * EPISODE_GAP_NS, THREAD_FILTER (0 or a host tid).
+ */
+#include <uapi/linux/ptrace.h>
+
+#define FUTEX_CMD_MASK 0x7f /* without PRIVATE (128) and CLOCK_REALTIME (256) */
+#define FUTEX_WAIT 0
+#define FUTEX_WAIT_BITSET 9
+
+BPF_HASH(gils, u32, u64, 4096); /* pid -> address of its GIL struct */
+BPF_F_TABLE("hash", u64, struct pyb_stack, pystacks, PYSTACKS_SIZE, BPF_F_NO_PREALLOC);
+BPF_HASH(counts, struct pyb_count_key, u64, COUNTS_SIZE);
+BPF_HASH(hists, struct pyb_hist_key, u64, COUNTS_SIZE);
+BPF_TABLE("lru_hash", u32, struct pyb_gil_wait, waits, 65536);
+BPF_HASH(threads, u32, struct pyb_gil_thread, 65536);
+BPF_PERCPU_ARRAY(wait_scratch, struct pyb_gil_wait, 1);
+
+static __always_inline void add_count(struct pyb_count_key *k, u64 us)
+{
+	u64 *v = counts.lookup(k);
+
+	if (v)
+		__sync_fetch_and_add(v, us);
+	else if (counts.update(k, &us) < 0)
+		pyb_stat(PYB_STAT_COUNT_MAP_FULL);
+}
+
+static __always_inline u64 walk_and_store(struct pyb_proc *proc, struct pyb_layout *L, u64 ts,
+					  struct pyb_scratch *s, u32 pid)
+{
+	u64 key;
+
+	s->stack.len = 0;
+	s->stack.flags = 0;
+	key = pyb_walk(proc, L, ts, s, pid);
+	if (s->stack.flags & PYB_STACK_TRUNCATED)
+		pyb_stat(PYB_STAT_TRUNCATED);
+	if (s->stack.flags & PYB_STACK_READ_ERROR)
+		pyb_stat(PYB_STAT_READ_ERRORS);
+	if (!pystacks.lookup(&key) && pystacks.update(&key, &s->stack) < 0)
+		pyb_stat(PYB_STAT_STACK_MAP_FULL);
+	return key;
+}
+
+/* Ends an episode: its duration goes to the waiter's histogram. */
+static __always_inline void close_episode(struct pyb_gil_wait *w)
+{
+	struct pyb_hist_key hk = { .pystack = w->key.pystack, .pid = w->key.pid };
+	u32 tid = w->key.tid;
+	struct pyb_gil_thread *t = threads.lookup(&tid);
+
+	if (!w->episode_start)
+		return;
+	hk.slot = bpf_log2l(w->episode_us);
+	hists.increment(hk);
+	if (t)
+		__sync_fetch_and_add(&t->episodes, 1);
+	w->episode_start = 0;
+}
+
+/* A new episode: who waits, and where. */
+static __always_inline void open_episode(struct pyb_gil_wait *w, struct pyb_proc *proc,
+					 struct pyb_layout *L, u32 pid, u32 tid, u64 my_ts, u64 now)
+{
+	u32 zero = 0;
+	struct pyb_scratch *s = pyb_scratch_map.lookup(&zero);
+
+	__builtin_memset(&w->key, 0, sizeof(w->key));
+	w->episode_start = now;
+	w->episode_us = 0;
+	w->key.pid = pid;
+	w->key.tid = tid;
+	w->key.kind = PYB_KIND_GIL_WAIT;
+	w->key.user_stack = -1;
+	w->key.kernel_stack = -1;
+	bpf_get_current_comm(&w->key.comm, sizeof(w->key.comm));
+	if (!s)
+		return;
+	pyb_stat(PYB_STAT_SAMPLES);
+	if (my_ts)
+		w->key.pystack = walk_and_store(proc, L, my_ts, s, pid);
+	else
+		pyb_stat(PYB_STAT_NO_TSTATE);
+}
+
+TRACEPOINT_PROBE(syscalls, sys_enter_futex)
+{
+	u64 id = bpf_get_current_pid_tgid(), now;
+	u32 pid = id >> 32, tid = (u32)id, zero = 0;
+	int cmd = args->op & FUTEX_CMD_MASK;
+	u64 addr = (u64)args->uaddr, *gilp, gil;
+	struct pyb_proc *proc;
+	struct pyb_layout *L;
+	struct pyb_gil_wait *w;
+
+	if (cmd != FUTEX_WAIT && cmd != FUTEX_WAIT_BITSET)
+		return 0;
+	gilp = gils.lookup(&pid);
+	if (!gilp)
+		return 0;
+	gil = *gilp;
+	if (addr < gil || addr >= gil + GIL_SIZE || (THREAD_FILTER && tid != THREAD_FILTER))
+		return 0;
+	proc = procs.lookup(&pid);
+	if (!proc)
+		return 0;
+	u32 layout = proc->layout;
+
+	L = layouts.lookup(&layout);
+	if (!L)
+		return 0;
+	u64 my_ts = pyb_find_tstate(proc, L, tid);
+
+	/* the holder only takes the mutex to drop the GIL: no wait for it */
+	if (my_ts && pyb_read_s32(gil + L->gil_locked) == 1 &&
+	    pyb_read_u64(gil + L->gil_last_holder) == my_ts)
+		return 0;
+	now = bpf_ktime_get_ns();
+	w = waits.lookup(&tid);
+	if (!w) {
+		w = wait_scratch.lookup(&zero);
+		if (!w)
+			return 0;
+		__builtin_memset(w, 0, sizeof(*w));
+	}
+	if (w->episode_start && now - w->last_exit > EPISODE_GAP_NS)
+		close_episode(w);
+	if (!w->episode_start) {
+		struct pyb_gil_thread fresh = { .pid = pid };
+
+		threads.insert(&tid, &fresh);
+		open_episode(w, proc, L, pid, tid, my_ts, now);
+	}
+	w->enter_ts = now;
+	w->holder_pending = 1;
+	waits.update(&tid, w);
+	return 0;
+}
+
+/*
+ * Who holds the GIL as this wait starts (the holder changes within an
+ * episode as others take turns). A second program on the same tracepoint,
+ * run after the one above: one program walking two stacks is more than the
+ * verifier accepts. Threads share memory, so the holder's frames are
+ * readable from the waiter's context.
+ */
+int note_gil_holder(void *ctx)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	u32 pid = id >> 32, tid = (u32)id, zero = 0;
+	struct pyb_gil_wait *w = waits.lookup(&tid);
+	u64 *gilp = gils.lookup(&pid), gil, holder, my_ts;
+	struct pyb_scratch *s;
+	struct pyb_proc *proc;
+	struct pyb_layout *L;
+
+	/* only right after the program above began a GIL wait */
+	if (!w || !gilp || !w->holder_pending)
+		return 0;
+	w->holder_pending = 0;
+	gil = *gilp;
+	proc = procs.lookup(&pid);
+	if (!proc)
+		return 0;
+	u32 layout = proc->layout;
+
+	L = layouts.lookup(&layout);
+	s = pyb_scratch_map.lookup(&zero);
+	if (!L || !s)
+		return 0;
+	w->holder.pid = pid;
+	w->holder.kind = PYB_KIND_GIL_HOLD;
+	w->holder.user_stack = -1;
+	w->holder.kernel_stack = -1;
+	w->holder.tid = 0;
+	w->holder.pystack = 0;
+	my_ts = pyb_find_tstate(proc, L, tid);
+	holder = pyb_read_u64(gil + L->gil_last_holder);
+	if (!holder || holder == my_ts || pyb_read_s32(gil + L->gil_locked) != 1)
+		return 0;
+	w->holder.tid = pyb_tstate_tid(proc, L, holder);
+	w->holder.pystack = walk_and_store(proc, L, holder, s, pid);
+	return 0;
+}
+
+TRACEPOINT_PROBE(syscalls, sys_exit_futex)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct pyb_gil_wait *w = waits.lookup(&tid);
+	struct pyb_gil_thread *t;
+	u64 now, us;
+
+	if (!w || !w->enter_ts)
+		return 0;
+	now = bpf_ktime_get_ns();
+	us = (now - w->enter_ts) / 1000;
+	w->enter_ts = 0;
+	w->last_exit = now;
+	w->episode_us += us;
+	add_count(&w->key, us);
+	if (w->holder.pystack)
+		add_count(&w->holder, us);
+	t = threads.lookup(&tid);
+	if (t) {
+		__sync_fetch_and_add(&t->wait_us, us);
+		__sync_fetch_and_add(&t->futex_waits, 1);
+	}
+	return 0;
+}

@@ -1,0 +1,144 @@
+"""pygil against real interpreters: spinning threads wait about 3/4 of
+their time for the GIL, a lone thread never, an I/O thread after each I/O;
+the waiting and holding stacks; folded output; errors."""
+import os
+import re
+import subprocess
+import tempfile
+
+import pytest
+
+from conftest import tool_path, WORKLOADS
+import interpreters
+from profiling import start_tool, finish, parse_folded, frame_name, read_json
+from test_pyprofile import host_interp
+
+WORKLOAD = os.path.join(WORKLOADS, "gil_contention.py")
+ROW = re.compile(r"^\s*(\d+) (.{16}) +([\d.]+) +([\d.]+) +([\d.]+)% +(\d+) +(\d+) +([\d.]+)%$")
+
+
+@pytest.fixture(scope="session")
+def pygil():
+    path = tool_path("pygil")
+    if not os.access(path, os.X_OK):
+        pytest.fail("%s not built" % path)
+    return path
+
+
+def host_tids(pid):
+    """{tid inside the process's PID namespace: host tid} of its threads."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/status" % (pid, tid)) as fp:
+            for line in fp:
+                if line.startswith("NSpid:"):
+                    out[int(line.split()[-1])] = int(tid)
+    return out
+
+
+def run_gil(interp, pygil, tmp_path, mode, seconds, args=(), header_on="stdout"):
+    """Runs the workload in MODE under pygil -p for its whole measured part.
+    Returns (table rows by role, stdout, stderr, final state)."""
+    script = interp.place(WORKLOAD)
+    tmp = tempfile.mkdtemp(dir=str(tmp_path))
+    scratch = interp.scratch(tmp)
+    proc = interp.spawn([script, scratch.proc, mode, str(seconds)])
+    try:
+        state = read_json(scratch.host_path("state.json"), key="ready")
+        host = host_tids(proc.pid)
+        tool = start_tool(pygil, ["-p", str(proc.pid)] + list(args), header_on=header_on)
+        with open(scratch.host_path("go"), "w"):
+            pass
+        rc, out, err = finish(tool)
+        assert rc == 0, err
+        final = read_json(scratch.host_path("state.json"), key="done")
+    finally:
+        proc.kill()
+        scratch.cleanup()
+    rows = {}
+    for line in out.splitlines():
+        m = ROW.match(line)
+        if m:
+            rows[int(m.group(1))] = {"wall": float(m.group(3)), "wait_ms": float(m.group(4)),
+                                     "wait_pct": float(m.group(5)), "waits": int(m.group(6)),
+                                     "avg_us": int(m.group(7)), "hold_pct": float(m.group(8))}
+    by_role = {}
+    for role, ns_tid in state["threads"].items():
+        if ns_tid:
+            by_role[role] = rows.get(host.get(ns_tid, ns_tid))
+    return by_role, out, err, final
+
+
+def test_spinning_threads_wait_three_quarters(interp, pygil, tmp_path):
+    rows, out, err, _ = run_gil(interp, pygil, tmp_path, "spinners", 3)
+    assert len(rows) == 4 and all(rows.values()), out
+    for role, r in rows.items():
+        assert 55 <= r["wait_pct"] <= 92, (role, r, out)
+        assert r["waits"] >= 20, (role, r)
+        assert 10 <= r["hold_pct"] <= 40, (role, r, out)
+    mean = sum(r["wait_pct"] for r in rows.values()) / 4
+    assert 65 <= mean <= 85, out
+    switches = float(re.search(r"([\d.]+) GIL switches/s", out).group(1))
+    assert switches >= 50, out
+    # waited in the spinning function; it held the GIL meanwhile
+    waited = out.split("Where threads waited for the GIL")[1].split("Who held the GIL")
+    assert "spin_pure (" in waited[0] and "spin_pure (" in waited[1], out
+    assert "GIL wait durations of PID" in out and "usecs" in out
+
+
+def test_single_thread_never_waits(interp, pygil, tmp_path):
+    rows, out, err, _ = run_gil(interp, pygil, tmp_path, "single", 2)
+    r = rows["spinner-0"]
+    assert r and r["wait_pct"] < 2 and r["hold_pct"] >= 80, out
+
+
+def test_io_thread_waits_after_each_io(interp, pygil, tmp_path):
+    rows, out, err, final = run_gil(interp, pygil, tmp_path, "io", 3)
+    io, spin = rows["io"], rows["spinner-0"]
+    ops = final["io_ops"]
+    assert ops >= 50, final
+    # one wait to get the GIL back per I/O (about the 5 ms switch interval)
+    assert 0.85 * ops <= io["waits"] <= 1.1 * ops + 5, (io, ops, out)
+    assert 1000 <= io["avg_us"] <= 20000, (io, out)
+    assert io["wait_pct"] >= 40, (io, out)
+    assert io["wait_ms"] > spin["wait_ms"], out
+
+
+def test_folded_waiting_stacks(pygil, tmp_path):
+    rows, out, err, _ = run_gil(host_interp(), pygil, tmp_path, "spinners", 2, ["-f"],
+                              header_on="stderr")
+    stacks = parse_folded(out)
+    assert stacks, out
+    total_us = sum(c for _, _, c in stacks)
+    spin_us = sum(c for fr, _, c in stacks if frame_name(fr[-1]) == "spin_pure")
+    assert spin_us >= 0.95 * total_us
+    # the table went to stderr; microseconds agree with it
+    table_ms = sum(float(m.group(4)) for m in map(ROW.match, err.splitlines()) if m)
+    assert abs(total_us / 1000 - table_ms) <= 0.02 * table_ms + 5, (total_us, table_ms)
+
+
+def test_interval_tables(pygil, tmp_path):
+    rows, out, err, _ = run_gil(host_interp(), pygil, tmp_path, "spinners", 3, ["-i", "1"])
+    stamps = re.findall(r"^\d\d:\d\d:\d\d$", out, re.M)
+    assert len(stamps) >= 2, out
+    # each interval's table covers about one second per thread
+    walls = [float(m.group(3)) for m in map(ROW.match, out.split(stamps[-1])[0].splitlines())
+             if m]
+    assert walls and max(walls) <= 1.5, out
+
+
+def test_errors(pygil):
+    sleeper = subprocess.Popen(["sleep", "100"])
+    try:
+        r = subprocess.run([pygil, "-p", str(sleeper.pid), "1"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=120, universal_newlines=True)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert r.returncode == 1 and "is this a Python process?" in r.stderr, r.stderr
+    r = subprocess.run([pygil, "-i", "0"], stderr=subprocess.PIPE, universal_newlines=True)
+    assert r.returncode == 2 and "invalid interval" in r.stderr
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                        pygil, "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=60, universal_newlines=True)
+    assert r.returncode == 1 and "must be run as root" in r.stderr

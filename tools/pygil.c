@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * pygil  GIL contention of Python processes: who waits for the GIL, how
+ *        long, where in the Python code, and who holds it meanwhile.
+ *        For Linux, uses libbcc, eBPF. Embedded C.
+ *
+ * Works on stripped interpreters: no uprobes. A thread waiting for the GIL
+ * sleeps in futex() on a word inside the GIL struct, whose address the
+ * library finds and checks in each process; the syscalls:sys_{enter,exit}_
+ * futex tracepoints time those waits in BPF (see bpf_c/pygil.bpf.c). User
+ * space samples the GIL state itself for hold shares and switch rates.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <linux/bpf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli_common.h"
+#include "gil_monitor.h"
+#include "py_gil.h"
+#include "report_formats.h"
+#include "tool_session.h"
+
+extern const char pygil_bpf_text[];
+
+static const char usage_text[] =
+	"Usage: pygil [-h] [-p PID[,PID...] | -t TID] [-f] [-o FILE]\n"
+	"             [--format text|folded|svg|speedscope|pprof] [-i INTERVAL] [-v]\n"
+	"             [--version] [duration]\n"
+	"\n"
+	"Measure GIL contention in Python processes: per thread, the time spent\n"
+	"waiting for the GIL (and as a share of its wall time), the number of waits,\n"
+	"their durations as a log2 histogram, each thread's share of GIL holding and\n"
+	"the GIL switches per second; the Python stacks where threads waited, and\n"
+	"the stacks of the threads that held the GIL meanwhile. Works on stripped\n"
+	"interpreters. Without -p: every Python process on the machine.\n"
+	"\n"
+	"  -p, --pid PID[,PID]  trace these processes only\n"
+	"  -t, --tid TID        trace this thread only\n"
+	"  -f, --folded         print the waiting stacks folded, weighted in\n"
+	"                       microseconds waited (the table goes to stderr)\n"
+	"  -o, --output FILE    write the waiting stacks to FILE (--format)\n"
+	"      --format FMT     text (default), folded, svg, speedscope or pprof\n"
+	"  -i, --interval SECS  print the table every SECS seconds, for that interval\n"
+	"  -v, --verbose        say how each process was recognised, BPF run time\n"
+	"      --version        print the version\n"
+	"  -h, --help           show this help\n"
+	"\n"
+	"examples:\n"
+	"    ./pygil -p 185               # GIL contention of PID 185 until Ctrl-C\n"
+	"    ./pygil -p 185 10            # for 10 seconds\n"
+	"    ./pygil -i 1 -p 185          # a table every second\n"
+	"    ./pygil -f -p 185 10 > gil.folded      # waiting stacks for flamegraph.pl\n"
+	"    ./pygil -p 185 -o gil.svg --format svg 10   # flame graph of GIL waits\n"
+	"    ./pygil 5                    # every Python process, 5 seconds\n";
+
+enum { OPT_FORMAT = 256, OPT_VERSION, OPT_EBPF };
+
+struct options {
+	int duration, interval;
+	bool folded, verbose, ebpf;
+	enum report_format format;
+	const char *output;
+	pid_t tid;
+};
+
+static int parse_args(int argc, char **argv, struct options *o, struct tool_session *s)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "folded", no_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "ebpf", no_argument, NULL, OPT_EBPF },
+		{ NULL, 0, NULL, 0 },
+	};
+	long long v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "p:t:fo:i:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (session_parse_pids(s, optarg) < 0) {
+				fprintf(stderr, "pygil: invalid PID list: %s\n", optarg);
+				return -1;
+			}
+			break;
+		case 't':
+			if (cli_parse_pid(optarg, &o->tid) < 0) {
+				fprintf(stderr, "pygil: invalid TID: %s\n", optarg);
+				return -1;
+			}
+			break;
+		case 'f':
+			o->folded = true;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_FORMAT:
+			if (report_format_parse(optarg, &o->format) < 0) {
+				fprintf(stderr, "pygil: unknown format: %s\n", optarg);
+				return -1;
+			}
+			break;
+		case 'i':
+			if (cli_parse_int(optarg, 1, 86400, &v) < 0) {
+				fprintf(stderr, "pygil: invalid interval: %s\n", optarg);
+				return -1;
+			}
+			o->interval = (int)v;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		case OPT_VERSION:
+			cli_print_version("pygil");
+			exit(0);
+		case OPT_EBPF:
+			o->ebpf = true;
+			break;
+		default:
+			fputs(usage_text, stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		if (cli_parse_int(argv[optind++], 1, 1 << 30, &v) < 0) {
+			fprintf(stderr, "pygil: invalid duration: %s\n", argv[optind - 1]);
+			return -1;
+		}
+		o->duration = (int)v;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "pygil: unexpected argument: %s\n", argv[optind]);
+		return -1;
+	}
+	if (o->tid && s->npids) {
+		fprintf(stderr, "pygil: -p and -t are mutually exclusive\n");
+		return -1;
+	}
+	return 0;
+}
+
+struct tick_state {
+	struct gil_monitor mon;
+	struct options *o;
+	uint64_t next_print_ns;
+	FILE *table;
+};
+
+static void on_tick(struct tool_session *s, void *ctx)
+{
+	struct tick_state *ts = ctx;
+	uint64_t now = monotonic_ns();
+
+	gil_monitor_tick(&ts->mon, &s->reg);
+	if (ts->o->interval && now >= ts->next_print_ns) {
+		time_t t = time(NULL);
+		char stamp[16];
+
+		/* the first turn only starts the clock */
+		if (ts->next_print_ns) {
+			strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&t));
+			fprintf(ts->table, "%s\n", stamp);
+			gil_monitor_print(&ts->mon, ts->table, true, false);
+		}
+		ts->next_print_ns = now + (uint64_t)ts->o->interval * 1000000000ull;
+	}
+}
+
+/* The holder program must run after the waiter's: attached second. */
+static int attach(struct tool_session *s, int *enter_fd)
+{
+	int exit_fd, holder_fd;
+
+	*enter_fd = bpf_module_load(&s->bpf, "tracepoint__syscalls__sys_enter_futex",
+				    BPF_PROG_TYPE_TRACEPOINT);
+	holder_fd = bpf_module_load(&s->bpf, "note_gil_holder", BPF_PROG_TYPE_TRACEPOINT);
+	exit_fd = bpf_module_load(&s->bpf, "tracepoint__syscalls__sys_exit_futex",
+				  BPF_PROG_TYPE_TRACEPOINT);
+	if (*enter_fd < 0 || holder_fd < 0 || exit_fd < 0 ||
+	    bpf_module_attach_tracepoint(&s->bpf, *enter_fd, "syscalls", "sys_enter_futex") < 0 ||
+	    bpf_module_attach_tracepoint(&s->bpf, holder_fd, "syscalls", "sys_enter_futex") < 0 ||
+	    bpf_module_attach_tracepoint(&s->bpf, exit_fd, "syscalls", "sys_exit_futex") < 0) {
+		fprintf(stderr, "pygil: %s\n", s->bpf.err);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_stacks(struct tool_session *s, int kind, const char *title, FILE *out)
+{
+	struct stack_report rep;
+
+	stack_report_init(&rep, false, false, false);
+	rep.only_kind = kind;
+	stack_report_collect(&rep, &s->reg, s->counts_fd, s->pystacks_fd, s->stacks_fd);
+	if (rep.n) {
+		fprintf(out, "%s\n\n", title);
+		stack_report_print_text(&rep, out);
+	}
+	stack_report_free(&rep);
+}
+
+static void print_header(const struct options *o, const struct tool_session *s, FILE *out)
+{
+	fprintf(out, "Tracing GIL waits of ");
+	if (o->tid) {
+		fprintf(out, "TID %d", (int)o->tid);
+	} else if (s->npids) {
+		fprintf(out, "PID");
+		for (size_t i = 0; i < s->npids; i++)
+			fprintf(out, "%s%d", i ? "," : " ", (int)s->pids[i]);
+	} else {
+		fprintf(out, "all Python processes");
+	}
+	if (o->duration)
+		fprintf(out, " for %d secs.\n", o->duration);
+	else
+		fprintf(out, "... Hit Ctrl-C to end.\n");
+	fflush(out);
+}
+
+static int report(struct tool_session *s, struct tick_state *ts, struct options *o)
+{
+	struct stack_report rep;
+	FILE *out = NULL;
+	int rc = 0;
+
+	gil_monitor_print(&ts->mon, ts->table, o->interval > 0, true);
+	if (!o->folded) {
+		print_stacks(s, PYB_KIND_GIL_WAIT,
+			     "Where threads waited for the GIL (microseconds waited):", stdout);
+		print_stacks(s, PYB_KIND_GIL_HOLD,
+			     "Who held the GIL while others waited (microseconds others waited):",
+			     stdout);
+	}
+	if (!o->output && !o->folded)
+		return 0;
+	stack_report_init(&rep, false, false, false);
+	rep.only_kind = PYB_KIND_GIL_WAIT;
+	stack_report_collect(&rep, &s->reg, s->counts_fd, s->pystacks_fd, s->stacks_fd);
+	out = o->output ? fopen(o->output, "we") : stdout;
+	if (!out) {
+		fprintf(stderr, "pygil: cannot write %s: %s\n", o->output, strerror(errno));
+		rc = 1;
+	} else {
+		rc = report_write(&rep, o->output ? o->format : REPORT_FOLDED, out, "us", "pygil") < 0;
+		if (out != stdout && fclose(out) != 0) {
+			fprintf(stderr, "pygil: writing %s failed: %s\n", o->output, strerror(errno));
+			rc = 1;
+		}
+	}
+	stack_report_free(&rep);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { .format = REPORT_TEXT };
+	struct tool_session s = { .tool = "pygil" };
+	struct tick_state ts = { .o = &o };
+	const char *cflags[] = {
+		"-DPYSTACKS_SIZE=65536", "-DCOUNTS_SIZE=65536", "-DEPISODE_GAP_NS=200000ULL",
+		NULL, NULL,
+	};
+	char d_tid[32], d_size[32];
+	struct stack_report dummy;
+	int enter_fd = -1, rc = 1;
+
+	if (parse_args(argc, argv, &o, &s) < 0)
+		return 2;
+	if (o.ebpf) {
+		fputs(pygil_bpf_text, stdout);
+		return 0;
+	}
+	if (o.tid && session_target_thread(&s, o.tid) < 0)
+		return 1;
+	snprintf(d_tid, sizeof(d_tid), "-DTHREAD_FILTER=%d", (int)o.tid);
+	snprintf(d_size, sizeof(d_size), "-DGIL_SIZE=%d", PY_GIL_STRUCT_SIZE);
+	cflags[3] = d_tid;
+	cflags[4] = d_size;
+	s.verbose = o.verbose;
+	if (session_compile(&s, pygil_bpf_text, cflags, 5) < 0)
+		return 1;
+	s.pystacks_fd = bpf_module_table_fd(&s.bpf, "pystacks");
+	s.counts_fd = bpf_module_table_fd(&s.bpf, "counts");
+	s.stacks_fd = -1;
+	s.stats_fd = bpf_module_table_fd(&s.bpf, "stats");
+	gil_monitor_init(&ts.mon, "pygil", bpf_module_table_fd(&s.bpf, "gils"),
+			 bpf_module_table_fd(&s.bpf, "threads"), bpf_module_table_fd(&s.bpf, "waits"),
+			 bpf_module_table_fd(&s.bpf, "hists"));
+	ts.mon.only_tid = o.tid;
+	ts.table = o.folded ? stderr : stdout;
+	session_install_signals();
+	if (attach(&s, &enter_fd) < 0 || session_start_discovery(&s) < 0)
+		goto out;
+	gil_monitor_tick(&ts.mon, &s.reg);
+	if (s.npids && ts.mon.refused == gil_monitor_count(&ts.mon)) {
+		fprintf(stderr, "pygil: %s\n", ts.mon.free_threaded == ts.mon.refused
+				? "free-threaded Python has no GIL: nothing to measure"
+				: "none of the given processes has a GIL pygil can watch");
+		goto out;
+	}
+	s.on_tick = on_tick;
+	s.tick_ctx = &ts;
+	print_header(&o, &s, ts.table);
+	stack_report_init(&dummy, false, false, false);
+	session_run(&s, o.duration, &dummy);
+	rc = report(&s, &ts, &o);
+	session_print_summary(&s, &dummy, "GIL waits");
+	if (o.verbose)
+		session_print_bpf_stats(&s, enter_fd, "sys_enter_futex",
+					session_stat(&s, PYB_STAT_SAMPLES), "GIL wait episode");
+	stack_report_free(&dummy);
+out:
+	gil_monitor_free(&ts.mon);
+	session_close(&s);
+	return rc;
+}
