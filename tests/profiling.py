@@ -1,28 +1,47 @@
 """Helpers to run the BPF tools and read their folded output."""
 import os
 import subprocess
+import threading
 import time
 
 
-def start_tool(path, args, timeout=120):
-    """Starts a tool writing folded stacks to a file; waits for its header
-    (printed once sampling is attached). Returns (popen, out_path)."""
+def start_tool(path, args, timeout=120, header_on="stdout"):
+    """Starts a tool and waits for its header line ("Sampling..." or
+    "Tracing...", printed once its probes are attached) on HEADER_ON
+    (stdout, or stderr for modes that keep stdout for folded stacks).
+    Fails, never blocks, if it does not come within timeout seconds."""
     popen = subprocess.Popen([path] + list(args), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, universal_newlines=True)
-    deadline = time.monotonic() + timeout
-    line = ""
-    while time.monotonic() < deadline:
-        line = popen.stdout.readline()
-        if line.startswith(("Sampling", "Tracing")) or not line:
-            break
-    if not line:
+    stream = popen.stdout if header_on == "stdout" else popen.stderr
+    seen = []
+
+    def read_to_header():
+        for line in iter(stream.readline, ""):
+            seen.append(line)
+            if line.startswith(("Sampling", "Tracing")):
+                return
+
+    reader = threading.Thread(target=read_to_header, daemon=True)
+    reader.start()
+    reader.join(timeout)
+    started = bool(seen) and seen[-1].startswith(("Sampling", "Tracing"))
+    if not started:
+        popen.kill()  # also ends a reader still blocked in readline
+        reader.join(30)
         out, err = popen.communicate(timeout=30)
-        raise AssertionError("%s did not start: rc=%s\n%s" % (path, popen.returncode, err))
+        raise AssertionError("%s did not start: rc=%s\n%s%s%s" % (
+            path, popen.returncode, "".join(seen), out, err))
     return popen
 
 
 def finish(popen, timeout=120):
-    out, err = popen.communicate(timeout=timeout)
+    """Waits for the tool; one that overruns is killed and fails the test."""
+    try:
+        out, err = popen.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        popen.kill()
+        out, err = popen.communicate(timeout=30)
+        raise AssertionError("tool still running after %ss:\n%s" % (timeout, err))
     return popen.returncode, out, err
 
 

@@ -26,28 +26,36 @@ def pyprofile():
     return path
 
 
-def test_cpu_shares_match_truth(interp, pyprofile, tmp_path):
-    """Each function's share of samples is within a few points of the CPU
-    time the workload measured for it, and names come out as UTF-8."""
+def profile_cpu_shares(interp, pyprofile, tmp_path, out, fmt):
+    """Profiles cpu_shares.py at 199 Hz for 4 s into OUT (--format FMT).
+    Returns (the workload's truth for exactly that window, stderr, pid)."""
     script = interp.place(os.path.join(WORKLOADS, "cpu_shares.py"))
     scratch = interp.scratch(tmp_path)
     proc = interp.spawn([script, scratch.proc_path("state.json")])
     try:
-        state = read_json(scratch.host_path("state.json"), key="ready")
-        out = str(tmp_path / "out.folded")
+        read_json(scratch.host_path("state.json"), key="ready")
         tool = start_tool(pyprofile, ["-F", "199", "-p", str(proc.pid), "-o", out,
-                                      "--format", "folded", "4"])
-        os.kill(proc.pid, signal.SIGUSR1)  # the truth starts with sampling
+                                      "--format", fmt, "4"])
+        os.kill(proc.pid, signal.SIGUSR1)  # the truth starts with sampling...
         rc, _, err = finish(tool)
+        os.kill(proc.pid, signal.SIGUSR2)  # ...and ends with it
         assert rc == 0, err
-        time.sleep(0.5)
-        truth = read_json(scratch.host_path("state.json"))["spent"]
-        with open(out, encoding="utf-8") as fp:
-            rows = parse_folded(fp.read())
+        truth = read_json(scratch.host_path("state.json"), key="frozen")
+        pid = proc.pid
     finally:
         proc.kill()
         scratch.cleanup()
-    assert state["pid"] > 0
+    assert min(truth["calls"].values()) >= 10, truth
+    return truth["spent"], err, pid
+
+
+def test_cpu_shares_match_truth(interp, pyprofile, tmp_path):
+    """Each function's share of samples is within a few points of the CPU
+    time the workload measured for it, and names come out as UTF-8."""
+    out = str(tmp_path / "out.folded")
+    truth, err, _ = profile_cpu_shares(interp, pyprofile, tmp_path, out, "folded")
+    with open(out, encoding="utf-8") as fp:
+        rows = parse_folded(fp.read())
     counted = {f: 0 for f in FUNCS}
     total = 0
     for frames, comm, count in rows:
@@ -70,7 +78,9 @@ def test_cpu_shares_match_truth(interp, pyprofile, tmp_path):
     sample = next(fr for fr, _, _ in rows if any(frame_name(x) == "burn_main" for x in fr))
     leaf = [x for x in sample if frame_name(x) == "burn_main"][0]
     assert leaf.endswith(")") and "cpu_shares.py:" in leaf
-    assert int(leaf.rsplit(":", 1)[1][:-1]) in range(23, 27)  # burn_main body
+    with open(os.path.join(WORKLOADS, "cpu_shares.py"), encoding="utf-8") as fp:
+        first = next(i for i, line in enumerate(fp, 1) if line.startswith("def burn_main"))
+    assert int(leaf.rsplit(":", 1)[1][:-1]) in range(first + 1, first + 5)  # its body
 
 
 def host_interp():
@@ -206,21 +216,8 @@ def pprof_cum_ms(top_text):
 def test_pprof_output_reads_in_go_tool_pprof(pyprofile, tmp_path):
     """--format pprof: go tool pprof reads it as a CPU profile whose
     per-function time matches the workload's measured CPU shares."""
-    py = host_interp()
-    script = py.place(os.path.join(WORKLOADS, "cpu_shares.py"))
-    proc = py.spawn([script, str(tmp_path / "state.json")])
     out = tmp_path / "cpu.pb.gz"
-    try:
-        read_json(str(tmp_path / "state.json"), key="ready")
-        tool = start_tool(pyprofile, ["-F", "199", "-p", str(proc.pid), "-o", str(out),
-                                      "--format", "pprof", "4"])
-        os.kill(proc.pid, signal.SIGUSR1)
-        rc, _, err = finish(tool)
-        assert rc == 0, err
-        time.sleep(0.5)
-        truth = read_json(str(tmp_path / "state.json"))["spent"]
-    finally:
-        proc.kill()
+    truth, err, pid = profile_cpu_shares(host_interp(), pyprofile, tmp_path, str(out), "pprof")
     with open(str(out), "rb") as fp:
         assert fp.read(2) == b"\x1f\x8b"  # gzipped, as pprof files are
     top = go_pprof(["-top", "-symbolize=none", "-nodecount=200", str(out)], tmp_path)
@@ -233,7 +230,7 @@ def test_pprof_output_reads_in_go_tool_pprof(pyprofile, tmp_path):
         got, want = cum.get(f, 0) / in_funcs, truth[f] / truth_total
         assert abs(got - want) <= TOLERANCE, "%s: %.2f vs %.2f\n%s" % (f, got, want, top)
     traces = go_pprof(["-traces", "-symbolize=none", str(out)], tmp_path)
-    assert "pid:  %d" % proc.pid in traces and "thread_name:" in traces, traces[:800]
+    assert "pid:  %d" % pid in traces and "thread_name:" in traces, traces[:800]
 
 
 def test_thread_filter_reports_one_thread(pyprofile, tmp_path):

@@ -1,13 +1,24 @@
-"""CPU-bound workload with known shares, for pyprofile's accuracy test.
+"""CPU-bound workload with known shares, for pyprofile's accuracy tests.
 
     python cpu_shares.py STATE.json
 
-Runs three functions in turn, forever, and measures how much CPU time each
-one takes with time.thread_time(). After a warm-up it writes STATE.json
-({"pid", "ready"}); on SIGUSR1 it zeroes its counters (so the truth covers
-exactly the profiled window), and it rewrites STATE.json with the measured
-seconds per function every 0.2 s. The names contain non-ASCII letters on
-purpose: the profiler must print them as UTF-8.
+Runs three functions in turn, forever, and measures the CPU time of every
+call with time.thread_time(). After a warm-up it writes STATE.json
+({"pid", "ready"}). SIGUSR1 opens the measured window (counters zeroed),
+SIGUSR2 closes it; the state, rewritten every 0.2 s, then carries
+"frozen": true and, per function, "spent": calls x median CPU time of one
+call, in seconds.
+
+Why the median: this VM's hypervisor sometimes stops the virtual CPU for
+a second or more without the guest being told (no steal time), and the
+guest charges that whole pause to whatever thread was running. One such
+pause doubles one call's thread_time while a sampling profiler, whose
+timer fires once when the CPU comes back, sees one sample. The median
+call is immune to those pauses, so calls x median is the CPU work each
+function really did. "spent_raw" keeps the plain sums for comparison.
+
+The names contain non-ASCII letters on purpose: the profiler must print
+them as UTF-8.
 """
 import json
 import os
@@ -16,7 +27,8 @@ import sys
 import time
 
 OUT = sys.argv[1]
-spent = {"burn_main": 0.0, "burn_side": 0.0, "burn_ünïcode": 0.0}
+durations = {"burn_main": [], "burn_side": [], "burn_ünïcode": []}
+window = {"open": True, "frozen": False}
 
 
 def burn_main(n):
@@ -37,27 +49,43 @@ def burn_ünïcode(n):
     return sum(sorted(range(n), key=lambda x: -x)[:10])
 
 
-def reset(signum, frame):
-    for k in spent:
-        spent[k] = 0.0
+def open_window(signum, frame):
+    for k in durations:
+        durations[k] = []
+    window["open"], window["frozen"] = True, False
+
+
+def close_window(signum, frame):
+    window["open"], window["frozen"] = False, True
+
+
+def median(values):
+    v = sorted(values)
+    return v[len(v) // 2] if v else 0.0
 
 
 def write(ready):
+    state = {"pid": os.getpid(), "ready": ready, "frozen": window["frozen"],
+             "calls": {k: len(v) for k, v in durations.items()},
+             "spent": {k: len(v) * median(v) for k, v in durations.items()},
+             "spent_raw": {k: sum(v) for k, v in durations.items()}}
     tmp = OUT + ".tmp"
     with open(tmp, "w") as fp:
-        json.dump({"pid": os.getpid(), "ready": ready, "spent": spent}, fp)
+        json.dump(state, fp)
     os.rename(tmp, OUT)
 
 
 def main():
-    signal.signal(signal.SIGUSR1, reset)
+    signal.signal(signal.SIGUSR1, open_window)
+    signal.signal(signal.SIGUSR2, close_window)
     work = [(burn_main, 30000), (burn_side, 12000), (burn_ünïcode, 8000)]
     start = last = time.monotonic()
     while True:
         for fn, n in work:
             t0 = time.thread_time()
             fn(n)
-            spent[fn.__name__] += time.thread_time() - t0
+            if window["open"]:
+                durations[fn.__name__].append(time.thread_time() - t0)
         now = time.monotonic()
         if now - last > 0.2:
             write(now - start > 1.0)
