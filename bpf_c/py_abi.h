@@ -47,6 +47,10 @@ struct pyb_layout {
 	pyb_u32 stackref_mask;  /* 3.14+: _PyStackRef tag bits to clear */
 	pyb_u32 lasti_scale;    /* 3.8-3.10: f_lasti units in bytes (1 or 2) */
 	pyb_u32 owner_shim;     /* 3.12+: owner >= this is no Python frame; 0 = none */
+	pyb_u32 str_ascii_bit;  /* bit of the "ascii" flag in a str's state */
+	pyb_u32 code_ptrs_at;   /* start of the 24 bytes holding the name and file pointers */
+	pyb_s32 name_sel[3];    /* -1 for the word of those 3 that is the name pointer, else 0 */
+	pyb_s32 file_sel[3];    /* likewise for the file name pointer */
 };
 
 enum pyb_proc_flags {
@@ -73,7 +77,21 @@ struct pyb_frame {
 	pyb_u64 code;
 	pyb_s32 instr_offset; /* bytes into the bytecode; <0 not started */
 	pyb_u32 flags;
+	pyb_u64 ident; /* PYB_CODE_IDENT of the code's name: tells a code
+			  object from a later one at the same address */
 };
+
+/*
+ * Identity of a code object, for telling it from a later one at the same
+ * address (with, as often as not, its strings at the same addresses too):
+ * its co_qualname (3.11+) or co_name and its co_filename, each as the
+ * string's pointer, length, hash (when computed) and last 8 characters
+ * (ASCII strings). Both sides read the same words and mix them alike.
+ */
+#define PYB_STR_IDENT(ptr, len, hash, tail)                                        \
+	((((pyb_u64)(ptr) * 0x9e3779b97f4a7c15ULL) ^ (pyb_u64)(len)) * 0xff51afd7ed558ccdULL ^ \
+	 ((pyb_u64)(hash) * 0xc2b2ae3d27d4eb4fULL) ^ (pyb_u64)(tail))
+#define PYB_CODE_IDENT(name_ident, file_ident) ((name_ident) * 31 + (file_ident))
 
 enum pyb_stack_flags {
 	PYB_STACK_TRUNCATED = 1 << 0, /* more frames than PYB_MAX_FRAMES */
@@ -129,6 +147,7 @@ struct pyb_gil_wait {
 	pyb_u64 last_exit;
 	pyb_u64 episode_us;    /* blocked time in this episode so far */
 	pyb_u64 holder_pending; /* a wait began: its holder is still to note */
+	pyb_u64 stack_pending;  /* an episode began: the waiter's stack is still to walk */
 	struct pyb_count_key key;    /* the waiter and its Python stack */
 	struct pyb_count_key holder; /* who held the GIL when the episode began */
 };

@@ -74,13 +74,9 @@ static __always_inline void close_episode(struct pyb_gil_wait *w)
 	w->episode_start = 0;
 }
 
-/* A new episode: who waits, and where. */
-static __always_inline void open_episode(struct pyb_gil_wait *w, struct pyb_proc *proc,
-					 struct pyb_layout *L, u32 pid, u32 tid, u64 my_ts, u64 now)
+/* A new episode: who waits (where: see note_waiter_stack). */
+static __always_inline void open_episode(struct pyb_gil_wait *w, u32 pid, u32 tid, u64 now)
 {
-	u32 zero = 0;
-	struct pyb_scratch *s = pyb_scratch_map.lookup(&zero);
-
 	__builtin_memset(&w->key, 0, sizeof(w->key));
 	w->episode_start = now;
 	w->episode_us = 0;
@@ -90,13 +86,7 @@ static __always_inline void open_episode(struct pyb_gil_wait *w, struct pyb_proc
 	w->key.user_stack = -1;
 	w->key.kernel_stack = -1;
 	bpf_get_current_comm(&w->key.comm, sizeof(w->key.comm));
-	if (!s)
-		return;
-	pyb_stat(PYB_STAT_SAMPLES);
-	if (my_ts)
-		w->key.pystack = walk_and_store(proc, L, my_ts, s, pid);
-	else
-		pyb_stat(PYB_STAT_NO_TSTATE);
+	w->stack_pending = 1;
 }
 
 TRACEPOINT_PROBE(syscalls, sys_enter_futex)
@@ -145,7 +135,7 @@ TRACEPOINT_PROBE(syscalls, sys_enter_futex)
 		struct pyb_gil_thread fresh = { .pid = pid };
 
 		threads.insert(&tid, &fresh);
-		open_episode(w, proc, L, pid, tid, my_ts, now);
+		open_episode(w, pid, tid, now);
 	}
 	w->enter_ts = now;
 	w->holder_pending = 1;
@@ -154,11 +144,47 @@ TRACEPOINT_PROBE(syscalls, sys_enter_futex)
 }
 
 /*
+ * The waiter's Python stack, when an episode begins: a second program on
+ * the tracepoint, run after the one above, because the verifier could not
+ * follow the walk through that one's branches (and a third does the
+ * holder's: one program walking two stacks is more than it accepts).
+ */
+int note_waiter_stack(void *ctx)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	u32 pid = id >> 32, tid = (u32)id, zero = 0;
+	struct pyb_gil_wait *w = waits.lookup(&tid);
+	struct pyb_scratch *s;
+	struct pyb_proc *proc;
+	struct pyb_layout *L;
+	u64 ts;
+
+	if (!w || !w->stack_pending)
+		return 0;
+	w->stack_pending = 0;
+	proc = procs.lookup(&pid);
+	if (!proc)
+		return 0;
+	u32 layout = proc->layout;
+
+	L = layouts.lookup(&layout);
+	s = pyb_scratch_map.lookup(&zero);
+	if (!L || !s)
+		return 0;
+	pyb_stat(PYB_STAT_SAMPLES);
+	ts = pyb_find_tstate(proc, L, tid);
+	if (ts)
+		w->key.pystack = walk_and_store(proc, L, ts, s, pid);
+	else
+		pyb_stat(PYB_STAT_NO_TSTATE);
+	return 0;
+}
+
+/*
  * Who holds the GIL as this wait starts (the holder changes within an
- * episode as others take turns). A second program on the same tracepoint,
- * run after the one above: one program walking two stacks is more than the
- * verifier accepts. Threads share memory, so the holder's frames are
- * readable from the waiter's context.
+ * episode as others take turns): the third program on the tracepoint.
+ * Threads share memory, so the holder's frames are readable from the
+ * waiter's context.
  */
 int note_gil_holder(void *ctx)
 {

@@ -4,8 +4,12 @@
  * of the current task (bpf_probe_read_user) with offsets user space checked
  * against that very process; never reads kernel structs.
  *
- * Cost per frame: one user-memory read of the frame struct; code objects
- * are not touched (user space names them by address later).
+ * Cost per frame: one user-memory read of the frame struct, then up to
+ * five small ones for the code object's identity (PYB_CODE_IDENT): its
+ * name and file pointers, and each string's length, hash and tail. The
+ * address alone is not enough: a freed code object's address (and its
+ * strings') is taken by the next one of the same size. User space names
+ * code objects by (address, identity).
  */
 
 BPF_HASH(procs, u32, struct pyb_proc, 4096);
@@ -98,6 +102,47 @@ static __always_inline u64 pyb_find_tstate(struct pyb_proc *proc, struct pyb_lay
 	return 0;
 }
 
+/* Hides a value's origin from the compiler, so that it cannot turn the
+ * arithmetic below back into compares: each compare is a branch, and
+ * branches in the frame loop multiply the verifier's states. */
+#define PYB_OPAQUE(x) asm volatile("" : "+r"(x))
+
+/* PYB_STR_IDENT of the str at ptr (see py_abi.h): length, hash and state
+ * in one read (they follow each other), then its last 8 characters, kept
+ * only if it is ASCII and 8 or more long. Reads that fail leave 0. */
+static __always_inline u64 pyb_str_ident(struct pyb_layout *L, u64 ptr)
+{
+	u64 meta[3] = {}, tail = 0;
+
+	bpf_probe_read_user(meta, sizeof(meta), (void *)(ptr + L->unicode_length));
+	u64 len = meta[0], state = meta[2];
+
+	bpf_probe_read_user(&tail, sizeof(tail), (void *)(ptr + L->unicode_ascii_size + len - 8));
+	u64 ascii = state >> (L->str_ascii_bit & 63);
+	u64 short_str = (len - 8) >> 63; /* 1 when len < 8 */
+
+	PYB_OPAQUE(ascii);
+	PYB_OPAQUE(short_str);
+	tail &= 0 - ((ascii & 1) & (short_str ^ 1));
+	return PYB_STR_IDENT(ptr, len, meta[1], tail);
+}
+
+/* PYB_CODE_IDENT of the code object at code. The name and file pointers
+ * are picked out of the 24 bytes read with masks the layout holds (not an
+ * index or a compare: see PYB_OPAQUE). */
+static __always_inline u64 pyb_code_ident(struct pyb_layout *L, u64 code)
+{
+	u64 p[3] = {};
+
+	bpf_probe_read_user(p, sizeof(p), (void *)(code + L->code_ptrs_at));
+	u64 name = (p[0] & (u64)(s64)L->name_sel[0]) | (p[1] & (u64)(s64)L->name_sel[1]) |
+		   (p[2] & (u64)(s64)L->name_sel[2]);
+	u64 file = (p[0] & (u64)(s64)L->file_sel[0]) | (p[1] & (u64)(s64)L->file_sel[1]) |
+		   (p[2] & (u64)(s64)L->file_sel[2]);
+
+	return PYB_CODE_IDENT(pyb_str_ident(L, name), pyb_str_ident(L, file));
+}
+
 /*
  * Walks the Python frames of thread state ts into s->stack (innermost
  * first) and returns a hash of them (never 0).
@@ -155,7 +200,11 @@ static __always_inline u64 pyb_walk(struct pyb_proc *proc, struct pyb_layout *L,
 		s->stack.frames[idx].instr_offset = (s32)offset;
 		s->stack.frames[idx].flags =
 			(u32)(objects | ((entry | (0 - entry)) >> 63) | (shim << 1));
+		u64 ident = pyb_code_ident(L, code);
+
+		s->stack.frames[idx].ident = ident;
 		hash = (hash ^ code) * 0x100000001b3ULL;
+		hash = (hash ^ ident) * 0x100000001b3ULL;
 		hash = (hash ^ (u32)offset) * 0x100000001b3ULL;
 	}
 	if (n >= PYB_MAX_FRAMES && frame)

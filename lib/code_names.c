@@ -24,14 +24,15 @@ void code_names_free(struct code_names *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static size_t slot_hash(pid_t pid, uint64_t code, size_t cap)
+static size_t slot_hash(pid_t pid, uint64_t code, uint64_t ident, size_t cap)
 {
-	uint64_t h = (code ^ ((uint64_t)pid << 40)) * 0x9e3779b97f4a7c15ULL;
+	uint64_t h = (code ^ (ident << 7) ^ ((uint64_t)pid << 40)) * 0x9e3779b97f4a7c15ULL;
 
 	return (size_t)(h >> 17) & (cap - 1);
 }
 
-static struct code_name *lookup(struct code_names *c, pid_t pid, uint64_t code, bool insert)
+static struct code_name *lookup(struct code_names *c, pid_t pid, uint64_t code, uint64_t ident,
+				 bool insert)
 {
 	if (insert && (c->count + 1) * 2 > c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 1024;
@@ -44,7 +45,8 @@ static struct code_name *lookup(struct code_names *c, pid_t pid, uint64_t code, 
 
 			if (!c->slots[i].used)
 				continue;
-			for (j = slot_hash(c->slots[i].pid, c->slots[i].code, cap); slots[j].used;
+			for (j = slot_hash(c->slots[i].pid, c->slots[i].code, c->slots[i].ident, cap);
+			     slots[j].used;
 			     j = (j + 1) & (cap - 1))
 				;
 			slots[j] = c->slots[i];
@@ -55,7 +57,7 @@ static struct code_name *lookup(struct code_names *c, pid_t pid, uint64_t code, 
 	}
 	if (!c->cap)
 		return NULL;
-	for (size_t j = slot_hash(pid, code, c->cap);; j = (j + 1) & (c->cap - 1)) {
+	for (size_t j = slot_hash(pid, code, ident, c->cap);; j = (j + 1) & (c->cap - 1)) {
 		struct code_name *e = &c->slots[j];
 
 		if (!e->used) {
@@ -64,27 +66,36 @@ static struct code_name *lookup(struct code_names *c, pid_t pid, uint64_t code, 
 			e->used = true;
 			e->pid = pid;
 			e->code = code;
+			e->ident = ident;
 			c->count++;
 			return e;
 		}
-		if (e->pid == pid && e->code == code)
+		if (e->pid == pid && e->code == code && e->ident == ident)
 			return e;
 	}
 }
 
-struct code_name *code_names_find(struct code_names *c, pid_t pid, uint64_t code)
+struct code_name *code_names_find(struct code_names *c, pid_t pid, uint64_t code,
+				  uint64_t ident)
 {
-	return lookup(c, pid, code, false);
+	return lookup(c, pid, code, ident, false);
 }
 
-struct code_name *code_names_get(struct code_names *c, struct py_process *p, uint64_t code)
+struct code_name *code_names_get(struct code_names *c, struct py_process *p, uint64_t code,
+				 uint64_t ident)
 {
-	struct code_name *e = lookup(c, p->pid, code, true);
+	struct code_name *e = lookup(c, p->pid, code, ident, true);
 	struct py_code_info ci;
 
 	if (!e || e->resolved)
 		return e;
 	if (py_code_read(p, code, &ci) < 0) {
+		c->unresolved++;
+		return e;
+	}
+	if (ci.ident.ident != ident) {
+		/* freed since the sample; another object lives there now */
+		py_code_info_free(&ci);
 		c->unresolved++;
 		return e;
 	}

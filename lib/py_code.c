@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "linetable.h"
+#include "py_abi.h"
 #include "remote_mem.h"
 
 #define STR_MAX_CHARS 1024   /* longer names are cut, never read whole */
@@ -130,24 +131,76 @@ static int read_bytes_object(struct py_process *p, uint64_t addr, uint8_t **data
 	return 0;
 }
 
+/* PYB_STR_IDENT of the str at ptr, read as the BPF walker reads it
+ * (unreadable words count as 0). */
+static uint64_t str_ident(struct py_process *p, uint64_t ptr)
+{
+	uint64_t meta[3] = { 0 }, tail = 0;
+	unsigned ascii_bit = (p->free_threaded && p->version.minor >= 14 ? 8 : 2) + 4;
+
+	if (p->off.unicode_length < 0 ||
+	    remote_read(p->pid, ptr + (uint64_t)p->off.unicode_length, meta, sizeof(meta)) < 0)
+		memset(meta, 0, sizeof(meta));
+	if (((meta[2] >> ascii_bit) & 1) && meta[0] >= 8 &&
+	    remote_read_u64(p->pid, ptr + (uint64_t)p->off.unicode_ascii_size + meta[0] - 8,
+			    &tail) < 0)
+		tail = 0;
+	return PYB_STR_IDENT(ptr, meta[0], meta[1], tail);
+}
+
+static int32_t code_name_offset(const struct py_process *p)
+{
+	return p->off.code_qualname >= 0 ? p->off.code_qualname : p->off.code_name;
+}
+
+int py_code_identity_read(struct py_process *p, uint64_t code, struct py_code_identity *id)
+{
+	const int32_t fields[] = { p->off.object_type, code_name_offset(p), p->off.code_filename,
+				   p->off.code_linetable, p->off.code_firstlineno };
+	uint8_t head[256];
+	int32_t end = 0;
+
+	memset(id, 0, sizeof(*id));
+	if (!code)
+		return -1;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		if (fields[i] < 0)
+			return -1;
+		if (fields[i] + 8 > end)
+			end = fields[i] + 8;
+	}
+	if (end <= (int32_t)sizeof(head)) {
+		if (remote_read(p->pid, code, head, (size_t)end) < 0)
+			return -1;
+		memcpy(&id->type, head + p->off.object_type, 8);
+		memcpy(&id->name, head + code_name_offset(p), 8);
+		memcpy(&id->filename, head + p->off.code_filename, 8);
+		memcpy(&id->linetable, head + p->off.code_linetable, 8);
+		memcpy(&id->firstlineno, head + p->off.code_firstlineno, 4);
+	} else if (read_obj_type(p, code, &id->type) < 0 ||
+		   remote_read_u64(p->pid, code + (uint64_t)code_name_offset(p), &id->name) < 0 ||
+		   remote_read_u64(p->pid, code + (uint64_t)p->off.code_filename, &id->filename) < 0 ||
+		   remote_read_u64(p->pid, code + (uint64_t)p->off.code_linetable, &id->linetable) < 0 ||
+		   remote_read_i32(p->pid, code + (uint64_t)p->off.code_firstlineno,
+				   &id->firstlineno) < 0) {
+		return -1;
+	}
+	id->ident = PYB_CODE_IDENT(str_ident(p, id->name), str_ident(p, id->filename));
+	return 0;
+}
 int py_code_read(struct py_process *p, uint64_t code, struct py_code_info *ci)
 {
-	uint64_t type = 0, name = 0, filename = 0, table = 0;
-	int32_t name_off = p->off.code_qualname >= 0 ? p->off.code_qualname : p->off.code_name;
+	struct py_code_identity *id = &ci->ident;
 
 	memset(ci, 0, sizeof(*ci));
-	if (!code || read_obj_type(p, code, &type) < 0 || type != p->code_type)
+	if (py_code_identity_read(p, code, id) < 0 || id->type != p->code_type)
 		return -1;
-	if (remote_read_u64(p->pid, code + (uint64_t)name_off, &name) < 0 ||
-	    remote_read_u64(p->pid, code + (uint64_t)p->off.code_filename, &filename) < 0 ||
-	    remote_read_u64(p->pid, code + (uint64_t)p->off.code_linetable, &table) < 0 ||
-	    remote_read_i32(p->pid, code + (uint64_t)p->off.code_firstlineno, &ci->firstlineno) < 0)
-		return -1;
-	if (py_read_string(p, name, ci->name, sizeof(ci->name)) < 0)
+	ci->firstlineno = id->firstlineno;
+	if (py_read_string(p, id->name, ci->name, sizeof(ci->name)) < 0)
 		strcpy(ci->name, "[unreadable name]");
-	if (py_read_string(p, filename, ci->filename, sizeof(ci->filename)) < 0)
+	if (py_read_string(p, id->filename, ci->filename, sizeof(ci->filename)) < 0)
 		strcpy(ci->filename, "[unreadable file]");
-	if (read_bytes_object(p, table, &ci->linetable, &ci->linetable_len) < 0) {
+	if (read_bytes_object(p, id->linetable, &ci->linetable, &ci->linetable_len) < 0) {
 		ci->linetable = NULL;
 		ci->linetable_len = 0;
 	}

@@ -12,12 +12,20 @@
 #define PY_FILENAME_MAX 1024
 #define PY_LINETABLE_MAX (1 << 20)
 
+/* What tells one code object from another at the same address. */
+struct py_code_identity {
+	uint64_t type, name, filename, linetable;
+	uint64_t ident; /* PYB_CODE_IDENT, as the BPF walker computes it */
+	int32_t firstlineno;
+};
+
 struct py_code_info {
 	char name[PY_NAME_MAX];         /* co_qualname (3.11+) or co_name, UTF-8 */
 	char filename[PY_FILENAME_MAX]; /* co_filename, UTF-8 */
 	int firstlineno;
 	uint8_t *linetable;
 	size_t linetable_len;
+	struct py_code_identity ident;
 };
 
 /*
@@ -25,6 +33,11 @@ struct py_code_info {
  * "..."). Returns 0, or -1 if addr is not a readable str.
  */
 int py_read_string(struct py_process *p, uint64_t addr, char *buf, size_t len);
+
+/* Reads the identity of the object at code (the code object in one read
+ * where the layout allows, then its name's hash). Returns 0, or -1 if it
+ * cannot be read. */
+int py_code_identity_read(struct py_process *p, uint64_t code, struct py_code_identity *id);
 
 /* Reads a code object. Returns 0, or -1 if it is not a readable code object. */
 int py_code_read(struct py_process *p, uint64_t code, struct py_code_info *ci);

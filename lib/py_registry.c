@@ -76,7 +76,7 @@ static bool wanted(const struct py_registry *r, pid_t pid)
 
 void registry_layout_from(const struct py_process *p, struct pyb_layout *l)
 {
-	int32_t span = 0;
+	int32_t span = 0, name_off;
 
 	memset(l, 0, sizeof(*l));
 #define COPY_FIELD(name) l->name = p->off.name;
@@ -95,6 +95,14 @@ void registry_layout_from(const struct py_process *p, struct pyb_layout *l)
 	l->stackref_mask = p->version.minor >= 14 ? 3 : 0;
 	l->lasti_scale = p->version.minor == 10 ? 2 : 1;
 	l->owner_shim = p->version.minor >= 12 ? 3 : 0;
+	/* state: interned (2 bits; a byte in free-threaded 3.14+), kind:3, compact:1, ascii:1 */
+	l->str_ascii_bit = (p->free_threaded && p->version.minor >= 14 ? 8 : 2) + 4;
+	name_off = p->off.code_qualname >= 0 ? p->off.code_qualname : p->off.code_name;
+	l->code_ptrs_at = (uint32_t)(name_off < p->off.code_filename ? name_off : p->off.code_filename);
+	for (int32_t i = 0; i < 3; i++) {
+		l->name_sel[i] = name_off - (int32_t)l->code_ptrs_at == 8 * i ? -1 : 0;
+		l->file_sel[i] = p->off.code_filename - (int32_t)l->code_ptrs_at == 8 * i ? -1 : 0;
+	}
 }
 
 static int layout_id(struct py_registry *r, const struct py_process *p)
@@ -105,7 +113,9 @@ static int layout_id(struct py_registry *r, const struct py_process *p)
 	for (int i = 0; i < r->nlayouts; i++)
 		if (memcmp(&r->layouts[i], &l, sizeof(l)) == 0)
 			return i;
-	if (r->nlayouts == PYB_MAX_LAYOUTS || l.frame_span > 128)
+	/* the walker reads a code's name and file pointers in one 24-byte read */
+	if (r->nlayouts == PYB_MAX_LAYOUTS || l.frame_span > 128 ||
+	    abs((l.code_qualname >= 0 ? l.code_qualname : l.code_name) - l.code_filename) > 16)
 		return -1;
 	r->layouts[r->nlayouts] = l;
 	if (bpf_update_elem(r->layouts_fd, &r->nlayouts, &l, 0) < 0)

@@ -89,7 +89,8 @@ void stack_report_drain(struct stack_report *rep, struct py_registry *reg, int p
 			continue;
 		for (uint32_t i = 0; i < st->len && i < PYB_MAX_FRAMES; i++)
 			if (!(st->frames[i].flags & PYB_FRAME_SHIM))
-				code_names_get(&reg->names, &t->proc, st->frames[i].code);
+				code_names_get(&reg->names, &t->proc, st->frames[i].code,
+					       st->frames[i].ident);
 	}
 	free(st);
 }
@@ -133,7 +134,7 @@ static void frames_clear(struct frame_list *l)
 static void push_python(struct stack_report *rep, struct py_registry *reg, pid_t pid,
 			const struct pyb_frame *f, struct frame_list *out)
 {
-	struct code_name *e = code_names_find(&reg->names, pid, f->code);
+	struct code_name *e = code_names_find(&reg->names, pid, f->code, f->ident);
 	char buf[FRAME_MAX];
 
 	if (!e || !e->resolved)
@@ -470,15 +471,19 @@ void stack_report_print_folded(const struct stack_report *rep, FILE *out)
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct report_row *r = v[i];
 		const char *kernel = r->frames;
+		char comm[sizeof(r->comm)];
 
+		/* comm is the root frame: the same rule as for names (frames_push) */
+		for (size_t k = 0; k < sizeof(comm); k++)
+			comm[k] = r->comm[k] == ';' || r->comm[k] == '\n' ? ':' : r->comm[k];
 		/* with -d, a "-" frame between user and kernel frames */
 		if (rep->delimiter && r->nkernel && r->nuser) {
 			for (int k = 0; k < r->nuser; k++)
 				kernel = strchr(kernel, ';') + 1;
-			fprintf(out, "%s;%.*s;-;%s %llu\n", r->comm, (int)(kernel - r->frames - 1),
+			fprintf(out, "%s;%.*s;-;%s %llu\n", comm, (int)(kernel - r->frames - 1),
 				r->frames, kernel, (unsigned long long)r->value);
 		} else {
-			fprintf(out, "%s;%s %llu\n", r->comm, r->frames, (unsigned long long)r->value);
+			fprintf(out, "%s;%s %llu\n", comm, r->frames, (unsigned long long)r->value);
 		}
 	}
 	free(v);

@@ -297,3 +297,45 @@ def test_native_frames_are_placed_or_explained(interp, pyprofile):
             assert all(python(f) for f in frames), frames
     explained = ("native frames not shown" in r.stderr or "native frames left out" in r.stderr)
     assert interleaved or explained, r.stderr
+
+
+def test_reused_code_addresses_keep_their_names(interp, pyprofile, tmp_path):
+    """Generations of code objects taking the addresses of freed ones (as
+    module code freed after import does): every sample is charged to the
+    generation that really ran, under its own name and file."""
+    script = interp.place(os.path.join(WORKLOADS, "code_reuse.py"))
+    scratch = interp.scratch(tmp_path)
+    proc = interp.spawn([script, scratch.proc_path("state.json"), "10"])
+    try:
+        read_json(scratch.host_path("state.json"), key="ready")
+        out = str(tmp_path / "out.folded")
+        tool = start_tool(pyprofile, ["-F", "199", "-o", out, "--format", "folded",
+                                      "-p", str(proc.pid)])
+        os.kill(proc.pid, signal.SIGUSR1)
+        state = read_json(scratch.host_path("state.json"), timeout=60, key="done")
+        rc, _, err = finish(tool)  # stops by itself: its target exited
+    finally:
+        proc.kill()
+        scratch.cleanup()
+    assert rc == 0, err
+    # the precondition: addresses really were reused
+    assert state["reused"] >= 2, state
+    samples = {}
+    with open(out, encoding="utf-8") as fp:
+        rows = parse_folded(fp.read())
+    for frames, _, count in rows:
+        gens = [f for f in frames if frame_name(f).startswith("burn_gen_")]
+        if not gens:
+            continue
+        name = frame_name(gens[0])
+        number = name[len("burn_gen_"):]
+        # the function, its file and the module frame that called it agree
+        assert gens[0].startswith("%s (<gen-%s>:" % (name, number)), frames
+        assert "<module> (<gen-%s>:" % number in ";".join(frames), frames
+        samples[name] = samples.get(name, 0) + count
+    total = sum(samples.values())
+    cpu = state["cpu"]
+    assert set(samples) == set(cpu), (samples, cpu)
+    for name, seconds in cpu.items():
+        want = total * seconds / sum(cpu.values())
+        assert abs(samples[name] - want) <= 0.35 * want, (name, samples, cpu)

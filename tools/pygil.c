@@ -180,18 +180,20 @@ static void on_tick(struct tool_session *s, void *ctx)
 	}
 }
 
-/* The holder program must run after the waiter's: attached second. */
+/* The stack programs must run after the waiter's: attached after it. */
 static int attach(struct tool_session *s, int *enter_fd)
 {
-	int exit_fd, holder_fd;
+	int exit_fd, waiter_fd, holder_fd;
 
 	*enter_fd = bpf_module_load(&s->bpf, "tracepoint__syscalls__sys_enter_futex",
 				    BPF_PROG_TYPE_TRACEPOINT);
+	waiter_fd = bpf_module_load(&s->bpf, "note_waiter_stack", BPF_PROG_TYPE_TRACEPOINT);
 	holder_fd = bpf_module_load(&s->bpf, "note_gil_holder", BPF_PROG_TYPE_TRACEPOINT);
 	exit_fd = bpf_module_load(&s->bpf, "tracepoint__syscalls__sys_exit_futex",
 				  BPF_PROG_TYPE_TRACEPOINT);
-	if (*enter_fd < 0 || holder_fd < 0 || exit_fd < 0 ||
+	if (*enter_fd < 0 || waiter_fd < 0 || holder_fd < 0 || exit_fd < 0 ||
 	    bpf_module_attach_tracepoint(&s->bpf, *enter_fd, "syscalls", "sys_enter_futex") < 0 ||
+	    bpf_module_attach_tracepoint(&s->bpf, waiter_fd, "syscalls", "sys_enter_futex") < 0 ||
 	    bpf_module_attach_tracepoint(&s->bpf, holder_fd, "syscalls", "sys_enter_futex") < 0 ||
 	    bpf_module_attach_tracepoint(&s->bpf, exit_fd, "syscalls", "sys_exit_futex") < 0) {
 		fprintf(stderr, "pygil: %s\n", s->bpf.err);
