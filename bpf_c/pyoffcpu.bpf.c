@@ -3,9 +3,12 @@
  * pyoffcpu: time Python threads spend off CPU, by Python + kernel + native
  * stack. At sched:sched_switch the outgoing task is the current one: if it
  * belongs to a registered Python process, its stacks are taken then (they
- * cannot change while it is off CPU) with the time. When the task is
- * switched back in, the time off CPU is charged to those stacks. Only
- * stable tracepoint fields are read, never kernel structs.
+ * cannot change while it is off CPU) with the time. sched:sched_wakeup
+ * marks when a blocked thread was woken: the blocked interval ends there,
+ * and the time from the wakeup until it runs again is runnable time (it
+ * waited for a CPU), charged to the same stacks as PYB_KIND_RUNNABLE, like
+ * the time of a preempted thread. Only stable tracepoint fields are read,
+ * never kernel structs.
  *
  * Compile-time parameters (-D): PYSTACKS_SIZE, COUNTS_SIZE,
  * STACK_STORAGE_SIZE, USER_STACKS, KERNEL_STACKS, MIN_US, MAX_US,
@@ -14,7 +17,8 @@
 #include <uapi/linux/ptrace.h>
 
 struct offcpu_start {
-	u64 ts;
+	u64 ts;      /* switched out */
+	u64 wake_ts; /* woken (blocked threads only); 0 not yet */
 	struct pyb_count_key key;
 };
 
@@ -48,6 +52,7 @@ static __always_inline void switched_out(void *ctx, long prev_state, u64 now)
 		return;
 	__builtin_memset(&st->key, 0, sizeof(st->key));
 	st->ts = now;
+	st->wake_ts = 0;
 	st->key.pid = pid;
 	st->key.tid = tid;
 	/* "R" (runnable, preempted or yielding) when no state bit is set */
@@ -76,30 +81,55 @@ static __always_inline void switched_out(void *ctx, long prev_state, u64 now)
 	start.update(&tid, st);
 }
 
+static __always_inline void add_us(struct pyb_count_key *key, u64 us)
+{
+	u64 *total = counts.lookup(key);
+
+	if (total)
+		__sync_fetch_and_add(total, us);
+	else if (counts.update(key, &us) < 0)
+		pyb_stat(PYB_STAT_COUNT_MAP_FULL);
+}
+
 static __always_inline void switched_in(u32 tid, u64 now)
 {
 	struct offcpu_start *st = start.lookup(&tid);
-	u64 *total, us;
+	struct pyb_count_key key;
+	u64 end, us;
 
 	if (!st)
 		return;
-	us = (now - st->ts) / 1000;
+	key = st->key;
+	/* a blocked thread stopped waiting when it was woken */
+	end = st->wake_ts && st->wake_ts < now ? st->wake_ts : now;
+	us = (end - st->ts) / 1000;
 	if (us >= MIN_US && us <= MAX_US) {
-		struct pyb_hist_key hk = { .pystack = st->key.pystack, .pid = st->key.pid };
+		struct pyb_hist_key hk = { .pystack = key.pystack, .pid = key.pid };
 
-		total = counts.lookup(&st->key);
-		if (total)
-			__sync_fetch_and_add(total, us);
-		else if (counts.update(&st->key, &us) < 0)
-			pyb_stat(PYB_STAT_COUNT_MAP_FULL);
-		if (st->key.kind == PYB_KIND_BLOCKED) {
+		add_us(&key, us);
+		if (key.kind == PYB_KIND_BLOCKED) {
 			hk.slot = bpf_log2l(us);
 			hists.increment(hk);
+		}
+		if (end != now) {
+			key.kind = PYB_KIND_RUNNABLE;
+			add_us(&key, (now - end) / 1000);
 		}
 	} else {
 		pyb_stat(PYB_STAT_FILTERED);
 	}
 	start.delete(&tid);
+}
+
+/* Only notes the time: the interval is charged when the thread runs. */
+TRACEPOINT_PROBE(sched, sched_waking)
+{
+	u32 tid = args->pid;
+	struct offcpu_start *st = start.lookup(&tid);
+
+	if (st && !st->wake_ts)
+		st->wake_ts = bpf_ktime_get_ns();
+	return 0;
 }
 
 TRACEPOINT_PROBE(sched, sched_switch)

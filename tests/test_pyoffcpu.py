@@ -4,6 +4,7 @@ time kept apart, system-wide discovery and the errors users hit."""
 import json
 import os
 import re
+import signal
 import subprocess
 import tempfile
 import time
@@ -167,6 +168,49 @@ def test_runnable_time_is_reported_apart(pyoffcpu, tmp_path):
               if fr[-1] == "[runnable: waiting for a CPU]"]
     assert sum(us for _, us in marked) > 200000, shown.stdout[-2000:]
     assert any(frame_name(f) == "spin_on_cpu" for fr, _ in marked for f in fr)
+
+
+def test_blocked_time_ends_at_wakeup(pyoffcpu, tmp_path):
+    """A niced process sleeping 2 ms at a time among CPU hogs waits for a
+    CPU after each wakeup: that wait is runnable time (shown with -R,
+    marked at the leaf), not blocked time, which matches the sleeps asked
+    for."""
+    ncpu = os.cpu_count() or 2
+    spinners = [subprocess.Popen([interpreters.HOST_PYTHON, "-c", SPINNER, "60"])
+                for _ in range(ncpu + 1)]
+    state_path = str(tmp_path / "state.json")
+    out = str(tmp_path / "out.folded")
+    sleeper = subprocess.Popen(["nice", "-n", "19", interpreters.HOST_PYTHON,
+                                os.path.join(WORKLOADS, "wake_latency.py"), state_path, "1000"])
+    try:
+        read_json(state_path, key="ready")
+        tool = start_tool(pyoffcpu, ["-R", "-p", str(sleeper.pid), "-o", out,
+                                     "--format", "folded"])
+        os.kill(sleeper.pid, signal.SIGUSR1)
+        truth = read_json(state_path, timeout=60, key="done")
+        rc, _, err = finish(tool)  # ends with its target
+    finally:
+        sleeper.kill()
+        for p in spinners:
+            p.kill()
+            p.wait()
+    assert rc == 0, err
+    # the precondition: the sleeps really took longer than asked
+    assert truth["wall"] >= 1.3 * truth["requested"], truth
+    with open(out, encoding="utf-8") as fp:
+        rows = parse_folded(fp.read())
+    blocked = runnable = 0
+    for frames, _, us in rows:
+        if not any(frame_name(f) == "nap_briefly" for f in frames):
+            continue
+        if frames[-1] == "[runnable: waiting for a CPU]":
+            runnable += us
+        else:
+            blocked += us
+    requested, wall = truth["requested"] * 1e6, truth["wall"] * 1e6
+    assert 0.97 * requested <= blocked <= 1.2 * requested, (blocked, runnable, truth)
+    # the rest of the sleeps' wall time waited for a CPU
+    assert runnable >= 0.5 * (wall - blocked), (blocked, runnable, truth)
 
 
 def test_system_wide_finds_processes_started_later(pyoffcpu, tmp_path):

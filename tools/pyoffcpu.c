@@ -7,7 +7,8 @@
  * Python thread leaves the CPU, BPF walks its Python stack (the stack
  * cannot change until it runs again) and notes the time; when it is
  * switched back in, the interval is charged to those stacks in kernel.
- * Time spent runnable (preempted, waiting for a CPU) is kept apart from
+ * Time spent runnable (preempted, or woken but waiting for a CPU:
+ * sched:sched_wakeup ends the blocked part) is kept apart from
  * time spent blocked. Same walker, naming and output as pyprofile.
  */
 #include <errno.h>
@@ -292,7 +293,7 @@ int main(int argc, char **argv)
 	};
 	struct tool_session s = { .tool = "pyoffcpu" };
 	struct stack_report rep;
-	int switch_fd, rc = 1;
+	int switch_fd, wakeup_fd, rc = 1;
 	FILE *out = stdout;
 
 	if (parse_args(argc, argv, &o, &s) < 0)
@@ -312,14 +313,17 @@ int main(int argc, char **argv)
 	s.stats_fd = bpf_module_table_fd(&s.bpf, "stats");
 	switch_fd = bpf_module_load(&s.bpf, "tracepoint__sched__sched_switch",
 				    BPF_PROG_TYPE_TRACEPOINT);
-	if (switch_fd < 0) {
+	wakeup_fd = bpf_module_load(&s.bpf, "tracepoint__sched__sched_waking",
+				    BPF_PROG_TYPE_TRACEPOINT);
+	if (switch_fd < 0 || wakeup_fd < 0) {
 		fprintf(stderr, "pyoffcpu: %s\n", s.bpf.err);
 		goto out;
 	}
 	session_install_signals();
 	if (session_start_discovery(&s) < 0)
 		goto out;
-	if (bpf_module_attach_tracepoint(&s.bpf, switch_fd, "sched", "sched_switch") < 0) {
+	if (bpf_module_attach_tracepoint(&s.bpf, wakeup_fd, "sched", "sched_waking") < 0 ||
+	    bpf_module_attach_tracepoint(&s.bpf, switch_fd, "sched", "sched_switch") < 0) {
 		fprintf(stderr, "pyoffcpu: %s\n", s.bpf.err);
 		goto out;
 	}
