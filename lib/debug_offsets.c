@@ -203,7 +203,7 @@ int debug_offsets_decode(const uint8_t *raw, size_t len, int minor, struct py_of
 	const char *const *layout = layout_for(minor);
 	size_t need = debug_offsets_size(minor);
 	uint64_t slots[DEBUG_OFFSETS_MAX_BYTES / 8];
-	long gil_base, gil_locked, gil_holder;
+	uint64_t gil_base, gil_locked, gil_holder;
 
 	py_offsets_clear(o);
 	if (!layout || need > sizeof(slots)) {
@@ -243,10 +243,11 @@ int debug_offsets_decode(const uint8_t *raw, size_t len, int minor, struct py_of
 		o->unicode_compact_size = o->unicode_ascii_size + 16;
 	/* Locked and holder are published relative to the interpreter state;
 	 * we want them relative to the GIL struct, reached through ceval.gil. */
-	gil_base = (long)slots[slot_of(layout, "interpreter_state.gil_runtime_state")];
-	gil_locked = (long)slots[slot_of(layout, "interpreter_state.gil_runtime_state_locked")];
-	gil_holder = (long)slots[slot_of(layout, "interpreter_state.gil_runtime_state_holder")];
-	if (gil_locked > gil_base && gil_holder > gil_base) {
+	gil_base = slots[slot_of(layout, "interpreter_state.gil_runtime_state")];
+	gil_locked = slots[slot_of(layout, "interpreter_state.gil_runtime_state_locked")];
+	gil_holder = slots[slot_of(layout, "interpreter_state.gil_runtime_state_holder")];
+	if (gil_locked > gil_base && gil_holder > gil_base && gil_locked <= 1u << 20 &&
+	    gil_holder <= 1u << 20) { /* small offsets into the interpreter state */
 		o->gil_locked = (int32_t)(gil_locked - gil_base);
 		o->gil_last_holder = (int32_t)(gil_holder - gil_base);
 		/* unsigned long switch_number follows int locked (and padding). */

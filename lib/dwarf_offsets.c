@@ -40,18 +40,23 @@ static bool strip_type(Dwarf_Die *die)
 	return false;
 }
 
-/* Finds member name in a struct/union DIE, looking inside anonymous members. */
-static bool find_member(Dwarf_Die *parent, const char *name, Dwarf_Word *offset, Dwarf_Die *type)
+/* Finds member name in a struct/union DIE, looking inside anonymous members.
+ * A hostile binary's DWARF can make those loop: *budget bounds the members
+ * looked at, depth the nesting. */
+static bool find_member(Dwarf_Die *parent, const char *name, Dwarf_Word *offset, Dwarf_Die *type,
+			int depth, int *budget)
 {
 	Dwarf_Die child;
 
-	if (dwarf_child(parent, &child) != 0)
+	if (depth > 8 || dwarf_child(parent, &child) != 0)
 		return false;
 	do {
 		Dwarf_Attribute attr;
 		Dwarf_Word loc = 0;
 		const char *cname;
 
+		if (--*budget < 0)
+			return false;
 		if (dwarf_tag(&child) != DW_TAG_member)
 			continue;
 		if (dwarf_attr(&child, DW_AT_data_member_location, &attr))
@@ -67,7 +72,8 @@ static bool find_member(Dwarf_Die *parent, const char *name, Dwarf_Word *offset,
 			Dwarf_Die inner = *type;
 			Dwarf_Word sub;
 
-			if (strip_type(&inner) && find_member(&inner, name, &sub, type)) {
+			if (strip_type(&inner) &&
+			    find_member(&inner, name, &sub, type, depth + 1, budget)) {
 				*offset = loc + sub;
 				return true;
 			}
@@ -82,6 +88,7 @@ static long member_path_offset(Dwarf_Die *st, const char *path)
 	char buf[128], *save = NULL;
 	Dwarf_Die cur = *st;
 	long total = 0;
+	int budget = 1 << 14;
 
 	if (strlen(path) >= sizeof(buf))
 		return -1;
@@ -90,7 +97,7 @@ static long member_path_offset(Dwarf_Die *st, const char *path)
 		Dwarf_Word off;
 		Dwarf_Die type;
 
-		if (!strip_type(&cur) || !find_member(&cur, tok, &off, &type))
+		if (!strip_type(&cur) || !find_member(&cur, tok, &off, &type, 0, &budget))
 			return -1;
 		total += (long)off;
 		cur = type;
@@ -169,8 +176,10 @@ static bool resolve_visitor(Dwarf_Die *die, void *arg)
 				    ? (long)size
 				    : -1;
 		}
-		if (v < 0)
-			continue; /* maybe another CU has the full definition */
+		/* no offset (maybe another CU has the full definition), or one no
+		 * CPython struct has: hostile DWARF must not reach the readers */
+		if (v < 0 || v > 1 << 20)
+			continue;
 		*py_offsets_field(st->o, specs[i].field) = (int32_t)v;
 		st->done[i] = true;
 		st->resolved++;

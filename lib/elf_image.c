@@ -217,8 +217,8 @@ int elf_image_each_string(struct elf_image *img, const char *section,
 	Elf_Scn *scn = find_section(img->elf, section, &sh);
 	Elf_Data *data;
 
-	if (!scn || sh.sh_type == SHT_NOBITS || !(data = elf_getdata(scn, NULL)))
-		return 0;
+	if (!scn || sh.sh_type == SHT_NOBITS || !(data = elf_getdata(scn, NULL)) || !data->d_buf)
+		return 0; /* an empty section has no buffer */
 	const char *p = data->d_buf, *end = p + data->d_size;
 
 	while (p < end) {

@@ -79,7 +79,8 @@ static int depth_of(struct fnode *n)
 {
 	int d = 0;
 
-	qsort(n->kids, n->nkids, sizeof(*n->kids), kid_cmp);
+	if (n->nkids) /* leaves have no array: qsort wants one */
+		qsort(n->kids, n->nkids, sizeof(*n->kids), kid_cmp);
 	for (size_t i = 0; i < n->nkids; i++) {
 		int k = depth_of(&n->kids[i]) + 1;
 
@@ -97,9 +98,37 @@ static void free_tree(struct fnode *n)
 	free(n->name);
 }
 
+/* Bytes of the character at s if it is valid UTF-8 that XML allows
+ * (names come from hostile processes and binaries), else 0. */
+static size_t xml_char_len(const unsigned char *s)
+{
+	size_t n = *s >= 0xf0 ? 4 : *s >= 0xe0 ? 3 : *s >= 0xc2 ? 2 : 1;
+	uint32_t cp = n == 1 ? *s : *s & (0x7fu >> n);
+
+	if (*s >= 0x80 && (n == 1 || *s > 0xf4))
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || (n == 3 && cp < 0x800) ||
+	    (n == 4 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ||
+	    cp == 0xfffe || cp == 0xffff)
+		return 0;
+	return n;
+}
+
 static void xml_escape(FILE *out, const char *s)
 {
 	for (; *s; s++) {
+		size_t n = xml_char_len((const unsigned char *)s);
+
+		if (n != 1) { /* a character of its own, or U+FFFD for bad bytes */
+			fwrite(n ? s : "\xef\xbf\xbd", 1, n ? n : 3, out);
+			s += n ? n - 1 : 0;
+			continue;
+		}
 		switch (*s) {
 		case '&':
 			fputs("&amp;", out);

@@ -1,11 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "linetable.h"
 
+#include <limits.h>
 #include <stdbool.h>
+
+/* Lines add up in 64 bits (firstlineno and deltas come from the target);
+ * one that leaves int's range is garbage. */
+static int line_value(int64_t line)
+{
+	return line < INT_MIN || line > INT_MAX ? LINE_UNKNOWN : (int)line;
+}
 
 int linetable_lnotab(const uint8_t *tab, size_t len, int firstlineno, int64_t offset)
 {
-	int line = firstlineno;
+	int64_t line = firstlineno;
 	int64_t addr = 0;
 
 	if (offset < 0)
@@ -16,12 +24,12 @@ int linetable_lnotab(const uint8_t *tab, size_t len, int firstlineno, int64_t of
 			break;
 		line += (int8_t)tab[i + 1];
 	}
-	return line;
+	return line_value(line);
 }
 
 int linetable_310(const uint8_t *tab, size_t len, int firstlineno, int64_t offset)
 {
-	int computed = firstlineno, line = LINE_UNKNOWN;
+	int64_t computed = firstlineno, line = LINE_UNKNOWN;
 	int64_t end = 0;
 
 	if (offset < 0)
@@ -38,7 +46,7 @@ int linetable_310(const uint8_t *tab, size_t len, int firstlineno, int64_t offse
 			line = computed;
 		}
 		if (offset < end)
-			return line;
+			return line_value(line);
 	}
 	return LINE_UNKNOWN;
 }
@@ -76,8 +84,7 @@ static bool read_svarint(const uint8_t *tab, size_t len, size_t *pos, int *out)
 
 int linetable_311(const uint8_t *tab, size_t len, int firstlineno, int64_t offset)
 {
-	int line = firstlineno;
-	int64_t end = 0;
+	int64_t line = firstlineno, end = 0;
 	size_t pos = 0;
 
 	if (offset < 0)
@@ -106,7 +113,7 @@ int linetable_311(const uint8_t *tab, size_t len, int firstlineno, int64_t offse
 			break;
 		}
 		line += delta;
-		result = code == 15 ? LINE_UNKNOWN : line;
+		result = code == 15 ? LINE_UNKNOWN : line_value(line);
 		end += ((first & 7) + 1) * 2;
 		/* Skip the rest of the entry (column data) up to the next start byte. */
 		while (pos < len && !(tab[pos] & 0x80))

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * lib/elf_image.c on hostile binaries: the input is a file (a memfd opened
+ * by path), queried the way lib/py_process.c queries an interpreter:
+ * symbols, sections, bytes at addresses, build id, debuglink, .rodata
+ * strings. Seeds: real interpreters and libraries, whole or cut down to
+ * their headers, symbol tables, notes and data (run.sh).
+ */
+#include "elf_image.h"
+#include "fuzz_common.h"
+#include "py_version.h"
+
+static struct fuzz_file file;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fuzz_file_init(&file, "fuzz-elf");
+	return 0;
+}
+
+/* as py_process.c's scan_version_string */
+static int each_string(const char *s, size_t len, void *arg)
+{
+	struct py_version v;
+
+	FUZZ_CHECK(len > 0 && !memchr(s, '\0', len));
+	if (len >= 5 && len <= 12 && py_version_parse(s, len, &v) == 0)
+		++*(int *)arg;
+	return 0;
+}
+
+static int stop_at_first(const char *s, size_t len, void *arg)
+{
+	(void)s;
+	(void)len;
+	(void)arg;
+	return 7;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const symbols[] = {
+		"_PyRuntime", "Py_Version", "Py_GetVersion", "PyCode_Type", "PyUnicode_Type",
+		"PyBytes_Type", "_PyEval_EvalFrameDefault", "_thread_db_pthread_tid",
+	};
+	static const char *const sections[] = { ".PyRuntime", ".bss", ".rodata", ".text",
+						".data" };
+	struct elf_image img;
+	uint64_t value, vsize, addr, ssize;
+	char hex[128], name[256], small[9];
+	uint8_t buf[2048];
+	int versions = 0;
+
+	fuzz_file_set(&file, data, size);
+	if (elf_image_open(&img, file.path) != 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
+		if (elf_image_symbol(&img, symbols[i], &value, &vsize) != 0)
+			continue;
+		(void)elf_image_read_vaddr(&img, value, buf, 4);
+		(void)elf_image_read_vaddr(&img, value, buf, sizeof(buf));
+		(void)elf_image_read_vaddr(&img, value, buf, vsize < sizeof(buf) ? vsize : 0);
+	}
+	(void)elf_image_symbol(&img, "Py_Version", &value, NULL);
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
+		if (elf_image_section(&img, sections[i], &addr, &ssize) == 0)
+			(void)elf_image_read_vaddr(&img, addr, buf, ssize < 64 ? ssize : 64);
+	(void)elf_image_load_bias(&img, 0x555555554000ULL, 0);
+	(void)elf_image_has_dwarf(&img);
+	if (elf_image_build_id(&img, hex, sizeof(hex)) == 0)
+		FUZZ_CHECK(strlen(hex) < sizeof(hex));
+	if (elf_image_build_id(&img, small, sizeof(small)) == 0)
+		FUZZ_CHECK(strlen(small) < sizeof(small));
+	if (elf_image_debuglink(&img, name, sizeof(name)) == 0)
+		FUZZ_CHECK(strlen(name) < sizeof(name) && !strchr(name, '/'));
+	if (elf_image_debuglink(&img, small, sizeof(small)) == 0)
+		FUZZ_CHECK(strlen(small) < sizeof(small));
+	(void)elf_image_each_string(&img, ".rodata", each_string, &versions);
+	(void)elf_image_each_string(&img, ".dynstr", stop_at_first, NULL);
+	elf_image_close(&img);
+	return 0;
+}

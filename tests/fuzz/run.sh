@@ -1,0 +1,323 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# tests/fuzz/run.sh - libFuzzer targets for the readers of untrusted input:
+# builds them with clang (-fsanitize=fuzzer,address,undefined) against the
+# lib/ sources, seeds each corpus from real data on this machine (the
+# interpreters, their line tables and _Py_DebugOffsets, DWARF of CPython's
+# headers, /proc files), and runs each target in turn.
+#
+#   tests/fuzz/run.sh [SECONDS] [TARGET...]
+#
+# SECONDS: per target (default $FUZZ_SECONDS, else 20). TARGET: e.g.
+# linetable or fuzz_linetable (default: all). One target at a time, one
+# core. Environment:
+#   FUZZ_BUILD=DIR     build directory (default: build-fuzz in the checkout)
+#   CC=clang-14        the compiler (clang-14 if present, else clang)
+#   FUZZ_RESEED=1      regenerate the seeds (else only when missing)
+#   FUZZ_BUILD_ONLY=1  build and seed, do not run
+#   FUZZ_ARGS="..."    extra libFuzzer flags (e.g. -use_value_profile=1)
+#
+# Needs root for fuzz_proc_maps (a private mount namespace; skipped
+# otherwise). Exits non-zero when a target crashes, leaks, hangs or trips
+# a sanitizer, and prints the reproducer: replay it with
+#   build-fuzz/bin/TARGET build-fuzz/artifacts/TARGET/crash-...
+# and keep it as a regression seed in tests/fuzz/corpus/TARGET/ (those
+# directories are run too, first thing).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+B=${FUZZ_BUILD:-$ROOT/build-fuzz}
+SECS=${FUZZ_SECONDS:-20}
+if [[ ${1:-} =~ ^[0-9]+$ ]]; then SECS=$1; shift; fi
+if [ -z "${CC:-}" ]; then
+    if command -v clang-14 >/dev/null; then CC=clang-14; else CC=clang; fi
+fi
+PYENV_DIR=${PYENV_ROOT:-$HOME/.pyenv}
+CHROOTS=${PYBPF_CACHE:-/var/cache/pybpf-tools}/chroots
+
+TARGETS=(linetable py_version debug_offsets elf_image dwarf_offsets proc_maps py_code
+         code_names py_frames py_threads report_folded report_svg report_speedscope
+         report_pprof)
+
+say() { printf 'fuzz: %s\n' "$*"; }
+die() { printf 'fuzz: ERROR: %s\n' "$*" >&2; exit 1; }
+
+command -v "$CC" >/dev/null || die "no $CC (apt-get install clang-14 libclang-rt-14-dev)"
+mkdir -p "$B"/{gen,obj,bin,seeds,corpus,artifacts,logs}
+
+# ---- build --------------------------------------------------------------
+INC=(-I "$ROOT/lib" -I "$ROOT/offsets" -I "$ROOT/bpf_c" -I "$B/gen" -I "$HERE")
+SAN=(-fsanitize=address,undefined -fno-sanitize-recover=all)
+CFLAGS=(-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Wall -Wextra
+        -Wno-unused-parameter "${INC[@]}")
+LIBS=(-Wl,--as-needed -lbcc -ldw -lelf -lprotobuf-c -lz)
+
+# newer than $1? (sources and every header they may include)
+stale() {
+    local out=$1; shift
+    [ -e "$out" ] || return 0
+    local f
+    for f in "$@" "$ROOT"/lib/*.h "$ROOT"/bpf_c/*.h "$HERE"/*.h "$ROOT"/offsets/field_specs.def; do
+        [ "$f" -nt "$out" ] && return 0
+    done
+    return 1
+}
+
+gen() {
+    local tables=("$ROOT"/offsets/cpython-3.*.offsets)
+    if stale "$B/gen/offset_tables.c" "${tables[@]}" "$ROOT/lib/embed_text.py"; then
+        python3 "$ROOT/lib/embed_text.py" "$B/gen/offset_tables.c" array py_builtin_tables \
+            $(printf '%s\n' "${tables[@]}" | sort -V)
+    fi
+    if stale "$B/gen/profile.pb-c.c" "$ROOT/lib/pprof/profile.proto"; then
+        command -v protoc-c >/dev/null || die "no protoc-c (apt-get install protobuf-c-compiler)"
+        protoc-c --proto_path="$ROOT/lib/pprof" --c_out="$B/gen" "$ROOT/lib/pprof/profile.proto"
+    fi
+    [ -e "$B/gen/pybpf_version.h" ] ||
+        echo '#define PYBPF_VERSION "fuzz"' > "$B/gen/pybpf_version.h"
+}
+
+build() {
+    local objs=() src obj t
+    gen
+    # every lib/ source, instrumented; targets link what they use
+    for src in "$ROOT"/lib/*.c "$B/gen/offset_tables.c" "$B/gen/profile.pb-c.c"; do
+        obj=$B/obj/$(basename "${src%.c}").o
+        if stale "$obj" "$src"; then
+            "$CC" "${CFLAGS[@]}" "${SAN[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
+        fi
+        objs+=("$obj")
+    done
+    if stale "$B/libpybpf-fuzz.a" "${objs[@]}"; then
+        rm -f "$B/libpybpf-fuzz.a"
+        ar rcs "$B/libpybpf-fuzz.a" "${objs[@]}"
+    fi
+    for t in "${TARGETS[@]}"; do
+        if stale "$B/bin/fuzz_$t" "$HERE/fuzz_$t.c" "$B/libpybpf-fuzz.a"; then
+            "$CC" "${CFLAGS[@]}" "${SAN[@]}" -fsanitize=fuzzer "$HERE/fuzz_$t.c" \
+                "$B/libpybpf-fuzz.a" "${LIBS[@]}" -o "$B/bin/fuzz_$t"
+        fi
+    done
+    if stale "$B/bin/seedgen" "$HERE/seedgen.c" "$B/libpybpf-fuzz.a"; then
+        "$CC" "${CFLAGS[@]}" "${SAN[@]}" -fsanitize=fuzzer-no-link "$HERE/seedgen.c" \
+            "$B/libpybpf-fuzz.a" "${LIBS[@]}" -o "$B/bin/seedgen"
+    fi
+}
+
+# ---- seeds from real data ------------------------------------------------
+# Interpreter ELF files on this machine: Debian's, pyenv's (executable and
+# libpython), the test chroots'.
+interpreters() {
+    local f
+    for f in /usr/bin/python3.[0-9]* "$PYENV_DIR"/versions/3.*/bin/python3.[0-9]* \
+             "$PYENV_DIR"/versions/3.*/lib/libpython3.*.so.1.0 \
+             "$CHROOTS"/*/usr/bin/python3.[0-9]*; do
+        [ -f "$f" ] && [ ! -L "$f" ] && head -c4 "$f" 2>/dev/null | grep -q ELF && echo "$f"
+    done
+}
+
+seed_linetables() {
+    local out=$B/seeds/fuzz_linetable f root py tag minor
+    for f in /usr/bin/python3.[0-9]* "$PYENV_DIR"/versions/3.*/bin/python3.[0-9]*; do
+        [[ $f =~ python3\.([0-9]+)$ ]] || continue
+        minor=${BASH_REMATCH[1]}
+        [ "$minor" -ge 8 ] || continue
+        tag=$(echo "$f" | tr -c 'A-Za-z0-9.\n' _)
+        "$f" "$HERE/seed_linetables.py" dump 2>/dev/null |
+            python3 "$HERE/seed_linetables.py" write "$out" "$tag" || true
+    done
+    # the chroots' interpreters (3.9, 3.13 to 3.15), run inside them
+    for f in "$CHROOTS"/*/usr/bin/python3.[0-9]*; do
+        [[ $f =~ ^(.*)/usr/bin/(python3\.([0-9]+))$ ]] || continue
+        root=${BASH_REMATCH[1]} py=${BASH_REMATCH[2]} minor=${BASH_REMATCH[3]}
+        [ "$minor" -ge 8 ] && [ "$(id -u)" = 0 ] || continue
+        tag=$(basename "$root")_$py
+        chroot "$root" "/usr/bin/$py" - dump < "$HERE/seed_linetables.py" 2>/dev/null |
+            python3 "$HERE/seed_linetables.py" write "$out" "$tag" || true
+    done
+}
+
+seed_elf() {
+    local out=$B/seeds/fuzz_elf_image f
+    mkdir -p "$out"
+    for f in $(interpreters); do
+        # small ones whole (pyenv's python3.N is a 17 KB launcher of libpython)
+        if [ "$(stat -c %s "$f")" -le 65536 ]; then
+            cp "$f" "$out/$(echo "$f" | tr / _)"
+        else
+            python3 "$HERE/elf_distill.py" "$f" "$out/distilled$(echo "$f" | tr / _)" || true
+        fi
+    done
+    for f in "$PYENV_DIR"/versions/3.1*/lib/libpython3.so /usr/bin/true; do
+        [ -f "$f" ] && cp "$f" "$out/$(echo "$f" | tr / _)"
+    done
+    cp "$B"/seeds/fuzz_dwarf_offsets/shapes* "$out/" 2>/dev/null || true
+}
+
+seed_dwarf() {
+    local out=$B/seeds/fuzz_dwarf_offsets tmp=$B/seeds/tmp inc minor cc v
+    mkdir -p "$out" "$tmp"
+    # a small file of CPython's shapes, from two compilers, two DWARF versions
+    for cc in "$CC" gcc; do
+        command -v "$cc" >/dev/null || continue
+        for v in 4 5; do
+            "$cc" -gdwarf-$v -O0 -fPIC -shared -nostdlib "$HERE/dwarf_shapes.c" \
+                -o "$out/shapes-$(basename "$cc")-dwarf$v.so" 2>/dev/null || true
+        done
+    done
+    # the real structs, from each version's own headers (offsets/generate.py's includes)
+    for inc in "$PYENV_DIR"/versions/3.*/include/python3.*; do
+        [[ $inc =~ python3\.([0-9]+)$ ]] || continue
+        minor=${BASH_REMATCH[1]}
+        [ "$minor" -ge 8 ] && [ "$minor" -le 12 ] || continue
+        python3 - "$inc" "$minor" "$ROOT/offsets/field_specs.def" > "$tmp/cpython-3.$minor.c" <<'EOF'
+import os, re, sys
+inc, minor, specs = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+print("#define Py_BUILD_CORE 1\n#include <Python.h>")
+for h in ("internal/pycore_pystate.h", "internal/pycore_runtime.h", "internal/pycore_interp.h",
+          "internal/pycore_gil.h", "internal/pycore_frame.h", "frameobject.h"):
+    if os.path.exists(os.path.join(inc, h)):
+        print("#include <%s>" % h)
+types = []
+for line in open(specs):
+    m = re.match(r"^PY_(?:FIELD|SIZE)\(\w+,\s*(\d+),\s*(\d+),\s*([^,)]+?)\s*[,)]", line.strip())
+    if m and int(m.group(1)) <= minor <= int(m.group(2)) and m.group(3) not in types:
+        types.append(m.group(3))
+for i, t in enumerate(types):
+    print("%s fuzz_seed_%d;" % (t, i))
+EOF
+        gcc -g -O0 -fPIC -shared -nostdlib -w -I "$inc" "$tmp/cpython-3.$minor.c" \
+            -o "$out/cpython-3.$minor.so" 2>/dev/null || say "no DWARF seed from $inc"
+    done
+    rm -rf "$tmp"
+}
+
+seed_proc() {
+    local out=$B/seeds/fuzz_proc_maps
+    mkdir -p "$out"
+    # a real Python process and a shell: their own maps, status, comm, stat
+    python3 - "$out" <<'EOF'
+import sys
+out = sys.argv[1]
+def snap(pid):
+    return b"\0|\0".join(open("/proc/%s/%s" % (pid, n), "rb").read()
+                         for n in ("maps", "status", "comm", "stat"))
+open(out + "/python", "wb").write(snap("self"))
+# a thread name cut inside a UTF-8 character, a comm with ") Z" in it
+s = snap("self").split(b"\0|\0")
+open(out + "/utf8-comm", "wb").write(b"\0|\0".join([s[0], s[1], "wörker-thread-ü".encode()[:15] + b"\n",
+                                                  b"42 (a) Z (b) R 1 2 3\n"]))
+EOF
+    cat /proc/self/maps > "$out/shell-maps"
+}
+
+seed_small() {
+    # py_version: PY_VERSION_HEX + version strings and file names
+    python3 - "$B/seeds/fuzz_py_version" <<'EOF'
+import os, struct, sys
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+cases = [(0x030b02f0, "3.11.2"), (0x030f00a1, "3.15.0a1+"), (0x030d00c1, "3.13.0rc1"),
+         (0x030e06f0, "python3.14"), (0x030d00f0, "python3.13t"),
+         (0x030b07f0, "libpython3.11.so.1.0"), (0x030800f0, "python3.8d-config"),
+         (0x02070ff0, "2.7.18"), (0x030c01f0, "3.12.1 (main, Jan  1 2024, 00:00:00) [GCC 12.2.0]")]
+for i, (h, s) in enumerate(cases):
+    open("%s/%02d" % (out, i), "wb").write(struct.pack("<I", h) + s.encode())
+EOF
+    # report writers: rows of real-looking and hostile names (fuzz_rows.h)
+    python3 - "$B/seeds" <<'EOF'
+import os, struct, sys
+def row(comm, pid, nkernel, value, frames, runnable=False):
+    c = comm.encode() if isinstance(comm, str) else comm
+    flags = len(c[:15]) | (16 if runnable else 0)
+    return (bytes([flags]) + c[:15] + bytes([pid, nkernel]) + struct.pack("<H", value)
+            + ";".join(frames).encode("utf-8", "surrogateescape") + b"\n")
+demo = "/srv/examples/demo/demo_workload.py"
+rows = [
+    row("python3", 0, 0, 59, ["<module> (%s:100)" % demo, "main (%s:94)" % demo,
+                              "parse_records (%s:43)" % demo]),
+    row("python3", 0, 2, 18, ["<module> (%s:100)" % demo, "_PyEval_EvalFrameDefault",
+                              "entry_SYSCALL_64", "do_syscall_64"]),
+    row("w\xf6rker-thread-\xfc".encode()[:15], 1, 1, 7,
+        ["run (/srv/app.py:1)", "[unknown]", "schedule"], runnable=True),
+    row("a;b\nc", 2, 0, 1, ["<lambda> (<string>:1)", "x<y>&\"'z (/t/\u00e9.py:?)"]),
+    row("python3.14", 3, 0, 65535, ["[no Python frames]"]),
+    row("", 3, 0, 2, ["\x01\x7f\x1b[31mred", "", "_[k]"]),
+]
+for t in ("report_folded", "report_svg", "report_speedscope", "report_pprof"):
+    out = os.path.join(sys.argv[1], "fuzz_" + t)
+    os.makedirs(out, exist_ok=True)
+    for i, r in enumerate(rows):
+        open("%s/row%d" % (out, i), "wb").write(r)
+    open("%s/all" % out, "wb").write(b"".join(rows))
+EOF
+}
+
+seed() {
+    local interps
+    mapfile -t interps < <(interpreters)
+    say "seeds from ${#interps[@]} interpreter binaries and their line tables"
+    rm -rf "$B/seeds"
+    mkdir -p "$B/seeds"
+    seed_linetables
+    "$B/bin/seedgen" debug-offsets "$B/seeds/fuzz_debug_offsets" "${interps[@]}"
+    "$B/bin/seedgen" mem "$B/seeds" "$B/seeds/fuzz_linetable" \
+        "$B"/seeds/fuzz_debug_offsets/*
+    seed_dwarf
+    seed_elf
+    seed_proc
+    seed_small
+    touch "$B/seeds/.done"
+}
+
+# ---- run ----------------------------------------------------------------
+run_one() {
+    local t=fuzz_$1 corpus=$B/corpus/fuzz_$1 log=$B/logs/fuzz_$1.log rc=0
+    local dirs=("$corpus")
+    mkdir -p "$corpus" "$B/artifacts/$t"
+    [ -d "$B/seeds/$t" ] && { cp -rn "$B/seeds/$t/." "$corpus/" 2>/dev/null || true; }
+    [ -d "$HERE/corpus/$t" ] && dirs+=("$HERE/corpus/$t")
+    if [ "$1" = proc_maps ] && [ "$(id -u)" != 0 ]; then
+        say "$t: skipped (needs root for a private mount namespace)"
+        return 0
+    fi
+    # shellcheck disable=SC2086
+    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-} \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:${UBSAN_OPTIONS:-} \
+        "$B/bin/$t" -max_total_time="$SECS" -timeout=25 -rss_limit_mb=2048 \
+        -artifact_prefix="$B/artifacts/$t/" -print_final_stats=1 ${FUZZ_ARGS:-} \
+        "${dirs[@]}" > "$log" 2>&1 || rc=$?
+    local execs speed
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+    if [ "$rc" != 0 ]; then
+        say "$t: FAILED (exit $rc) after ${execs:-?} runs; log $log"
+        grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error|.*fuzz check failed|.*Test unit written to)' \
+            "$log" | head -8 | sed 's/^/    /' >&2
+        local repro
+        repro=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
+        [ -n "$repro" ] && say "$t: reproducer: $repro (replay: $B/bin/$t $repro)"
+        return 1
+    fi
+    say "$t: ok, ${execs:-?} runs in ${SECS}s (${speed:-?} exec/s), corpus $(ls "$corpus" | wc -l)"
+}
+
+build
+if [ ! -e "$B/seeds/.done" ] || [ "${FUZZ_RESEED:-0}" = 1 ]; then seed; fi
+[ "${FUZZ_BUILD_ONLY:-0}" = 1 ] && { say "built in $B/bin"; exit 0; }
+
+want=("$@")
+[ ${#want[@]} -gt 0 ] || want=("${TARGETS[@]}")
+failed=0
+for t in "${want[@]}"; do
+    t=${t#fuzz_}
+    [[ " ${TARGETS[*]} " == *" $t "* ]] || die "no target $t (targets: ${TARGETS[*]})"
+    run_one "$t" || failed=$((failed + 1))
+done
+if [ "$failed" != 0 ]; then
+    say "$failed target(s) FAILED"
+    exit 1
+fi
+say "all ${#want[@]} targets passed (${SECS}s each)"
