@@ -22,7 +22,10 @@ HOST_PY=/usr/bin/python3     # Debian's python, never a pyenv/venv shim
 DEPS=(libbpfcc-dev bpfcc-tools meson ninja-build pkgconf gcc libelf-dev
       libdw-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev debootstrap python3
       python3-pytest cppcheck util-linux)
-TEST_DEPS=(golang-go)  # go tool pprof: the tests read our pprof files with it
+# go tool pprof reads our pprof files; clang with its libFuzzer runtime builds
+# tests/fuzz; the Debian package test needs the packaging tools and git
+TEST_DEPS=(golang-go clang-14 libclang-rt-14-dev build-essential dpkg-dev debhelper
+           lintian git)
 SID_PYTHONS=(3.13 3.14 3.15)  # the sid chroot gets each one sid has
 
 # Same tool lookup whether started as root or via sudo (secure_path): system
@@ -402,6 +405,8 @@ do_test() {
     say "test: pydump tests with the sanitizer build"
     PYBPF_BUILD=$asan UBSAN_OPTIONS=halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
         "$HOST_PY" -m pytest -p no:cacheprovider -q tests/test_pydump.py || rc=1
+    say "test: fuzz targets, ${FUZZ_SECONDS:-20} s each (tests/fuzz/run.sh)"
+    "$ROOT/tests/fuzz/run.sh" "${FUZZ_SECONDS:-20}" || rc=1
     say "test: $HOST_PY -m pytest -v tests/"
     "$HOST_PY" -m pytest -p no:cacheprovider -v tests/ || prc=$?
     if [ $prc = 5 ]; then
