@@ -14,7 +14,7 @@
  * start, and each wait to the Python stack of the thread holding the GIL
  * as it began.
  *
- * Compile-time parameters (-D): PYSTACKS_SIZE, COUNTS_SIZE, GIL_SIZE,
+ * Compile-time parameters (-D): PYSTACKS_SIZE, COUNTS_SIZE (pystacks.bpf.h), GIL_SIZE,
  * EPISODE_GAP_NS, THREAD_FILTER (0 or a host tid).
  */
 #include <uapi/linux/ptrace.h>
@@ -24,39 +24,10 @@
 #define FUTEX_WAIT_BITSET 9
 
 BPF_HASH(gils, u32, u64, 4096); /* pid -> address of its GIL struct */
-BPF_F_TABLE("hash", u64, struct pyb_stack, pystacks, PYSTACKS_SIZE, BPF_F_NO_PREALLOC);
-BPF_HASH(counts, struct pyb_count_key, u64, COUNTS_SIZE);
 BPF_HASH(hists, struct pyb_hist_key, u64, COUNTS_SIZE);
 BPF_TABLE("lru_hash", u32, struct pyb_gil_wait, waits, 65536);
 BPF_HASH(threads, u32, struct pyb_gil_thread, 65536);
 BPF_PERCPU_ARRAY(wait_scratch, struct pyb_gil_wait, 1);
-
-static __always_inline void add_count(struct pyb_count_key *k, u64 us)
-{
-	u64 *v = counts.lookup(k);
-
-	if (v)
-		__sync_fetch_and_add(v, us);
-	else if (counts.update(k, &us) < 0)
-		pyb_stat(PYB_STAT_COUNT_MAP_FULL);
-}
-
-static __always_inline u64 walk_and_store(struct pyb_proc *proc, struct pyb_layout *L, u64 ts,
-					  struct pyb_scratch *s, u32 pid)
-{
-	u64 key;
-
-	s->stack.len = 0;
-	s->stack.flags = 0;
-	key = pyb_walk(proc, L, ts, s, pid);
-	if (s->stack.flags & PYB_STACK_TRUNCATED)
-		pyb_stat(PYB_STAT_TRUNCATED);
-	if (s->stack.flags & PYB_STACK_READ_ERROR)
-		pyb_stat(PYB_STAT_READ_ERRORS);
-	if (!pystacks.lookup(&key) && pystacks.update(&key, &s->stack) < 0)
-		pyb_stat(PYB_STAT_STACK_MAP_FULL);
-	return key;
-}
 
 /* Ends an episode: its duration goes to the waiter's histogram. */
 static __always_inline void close_episode(struct pyb_gil_wait *w)
@@ -152,31 +123,20 @@ TRACEPOINT_PROBE(syscalls, sys_enter_futex)
 int note_waiter_stack(void *ctx)
 {
 	u64 id = bpf_get_current_pid_tgid();
-	u32 pid = id >> 32, tid = (u32)id, zero = 0;
+	u32 pid = id >> 32, tid = (u32)id;
 	struct pyb_gil_wait *w = waits.lookup(&tid);
 	struct pyb_scratch *s;
-	struct pyb_proc *proc;
 	struct pyb_layout *L;
-	u64 ts;
+	struct pyb_proc *proc;
 
 	if (!w || !w->stack_pending)
 		return 0;
 	w->stack_pending = 0;
-	proc = procs.lookup(&pid);
+	proc = pyb_target(pid, &L, &s);
 	if (!proc)
 		return 0;
-	u32 layout = proc->layout;
-
-	L = layouts.lookup(&layout);
-	s = pyb_scratch_map.lookup(&zero);
-	if (!L || !s)
-		return 0;
 	pyb_stat(PYB_STAT_SAMPLES);
-	ts = pyb_find_tstate(proc, L, tid);
-	if (ts)
-		w->key.pystack = walk_and_store(proc, L, ts, s, pid);
-	else
-		pyb_stat(PYB_STAT_NO_TSTATE);
+	w->key.pystack = pyb_current_stack(proc, L, s, pid, tid);
 	return 0;
 }
 
@@ -189,26 +149,20 @@ int note_waiter_stack(void *ctx)
 int note_gil_holder(void *ctx)
 {
 	u64 id = bpf_get_current_pid_tgid();
-	u32 pid = id >> 32, tid = (u32)id, zero = 0;
+	u32 pid = id >> 32, tid = (u32)id;
 	struct pyb_gil_wait *w = waits.lookup(&tid);
 	u64 *gilp = gils.lookup(&pid), gil, holder, my_ts;
 	struct pyb_scratch *s;
-	struct pyb_proc *proc;
 	struct pyb_layout *L;
+	struct pyb_proc *proc;
 
 	/* only right after the program above began a GIL wait */
 	if (!w || !gilp || !w->holder_pending)
 		return 0;
 	w->holder_pending = 0;
 	gil = *gilp;
-	proc = procs.lookup(&pid);
+	proc = pyb_target(pid, &L, &s);
 	if (!proc)
-		return 0;
-	u32 layout = proc->layout;
-
-	L = layouts.lookup(&layout);
-	s = pyb_scratch_map.lookup(&zero);
-	if (!L || !s)
 		return 0;
 	w->holder.pid = pid;
 	w->holder.kind = PYB_KIND_GIL_HOLD;
@@ -221,7 +175,7 @@ int note_gil_holder(void *ctx)
 	if (!holder || holder == my_ts || pyb_read_s32(gil + L->gil_locked) != 1)
 		return 0;
 	w->holder.tid = pyb_tstate_tid(proc, L, holder);
-	w->holder.pystack = walk_and_store(proc, L, holder, s, pid);
+	w->holder.pystack = pyb_walk_and_store(proc, L, holder, s, pid);
 	return 0;
 }
 
@@ -239,9 +193,9 @@ TRACEPOINT_PROBE(syscalls, sys_exit_futex)
 	w->enter_ts = 0;
 	w->last_exit = now;
 	w->episode_us += us;
-	add_count(&w->key, us);
+	pyb_count_add(&w->key, us);
 	if (w->holder.pystack)
-		add_count(&w->holder, us);
+		pyb_count_add(&w->holder, us);
 	t = threads.lookup(&tid);
 	if (t) {
 		__sync_fetch_and_add(&t->wait_us, us);

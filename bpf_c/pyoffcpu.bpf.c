@@ -10,7 +10,7 @@
  * the time of a preempted thread. Only stable tracepoint fields are read,
  * never kernel structs.
  *
- * Compile-time parameters (-D): PYSTACKS_SIZE, COUNTS_SIZE,
+ * Compile-time parameters (-D): PYSTACKS_SIZE, COUNTS_SIZE (pystacks.bpf.h),
  * STACK_STORAGE_SIZE, USER_STACKS, KERNEL_STACKS, MIN_US, MAX_US,
  * THREAD_FILTER (0 or a host tid).
  */
@@ -22,8 +22,6 @@ struct offcpu_start {
 	struct pyb_count_key key;
 };
 
-BPF_F_TABLE("hash", u64, struct pyb_stack, pystacks, PYSTACKS_SIZE, BPF_F_NO_PREALLOC);
-BPF_HASH(counts, struct pyb_count_key, u64, COUNTS_SIZE);
 BPF_HASH(hists, struct pyb_hist_key, u64, COUNTS_SIZE);
 /* LRU: a thread that exits while off CPU leaves an entry behind */
 BPF_TABLE("lru_hash", u32, struct offcpu_start, start, 65536);
@@ -36,19 +34,16 @@ static __always_inline void switched_out(void *ctx, long prev_state, u64 now)
 {
 	u64 id = bpf_get_current_pid_tgid();
 	u32 pid = id >> 32, tid = (u32)id, zero = 0;
-	struct pyb_proc *proc = procs.lookup(&pid);
 	struct offcpu_start *st;
 	struct pyb_scratch *s;
 	struct pyb_layout *L;
+	struct pyb_proc *proc;
 
-	if (!proc || !tid || (THREAD_FILTER && tid != THREAD_FILTER))
+	if (!tid || (THREAD_FILTER && tid != THREAD_FILTER))
 		return;
-	u32 layout = proc->layout;
-
-	L = layouts.lookup(&layout);
-	s = pyb_scratch_map.lookup(&zero);
+	proc = pyb_target(pid, &L, &s);
 	st = start_scratch.lookup(&zero);
-	if (!L || !s || !st)
+	if (!proc || !st)
 		return;
 	__builtin_memset(&st->key, 0, sizeof(st->key));
 	st->ts = now;
@@ -58,37 +53,11 @@ static __always_inline void switched_out(void *ctx, long prev_state, u64 now)
 	/* "R" (runnable, preempted or yielding) when no state bit is set */
 	st->key.kind = (prev_state & 0xff) ? PYB_KIND_BLOCKED : PYB_KIND_RUNNABLE;
 	bpf_get_current_comm(&st->key.comm, sizeof(st->key.comm));
-	s->stack.len = 0;
-	s->stack.flags = 0;
-
-	u64 ts = pyb_find_tstate(proc, L, tid);
-
 	pyb_stat(PYB_STAT_SAMPLES);
-	if (ts) {
-		st->key.pystack = pyb_walk(proc, L, ts, s, pid);
-		if (s->stack.flags & PYB_STACK_TRUNCATED)
-			pyb_stat(PYB_STAT_TRUNCATED);
-		if (s->stack.flags & PYB_STACK_READ_ERROR)
-			pyb_stat(PYB_STAT_READ_ERRORS);
-		if (!pystacks.lookup(&st->key.pystack) &&
-		    pystacks.update(&st->key.pystack, &s->stack) < 0)
-			pyb_stat(PYB_STAT_STACK_MAP_FULL);
-	} else {
-		pyb_stat(PYB_STAT_NO_TSTATE);
-	}
+	st->key.pystack = pyb_current_stack(proc, L, s, pid, tid);
 	st->key.user_stack = USER_STACKS ? stack_traces.get_stackid(ctx, BPF_F_USER_STACK) : -1;
 	st->key.kernel_stack = KERNEL_STACKS ? stack_traces.get_stackid(ctx, 0) : -1;
 	start.update(&tid, st);
-}
-
-static __always_inline void add_us(struct pyb_count_key *key, u64 us)
-{
-	u64 *total = counts.lookup(key);
-
-	if (total)
-		__sync_fetch_and_add(total, us);
-	else if (counts.update(key, &us) < 0)
-		pyb_stat(PYB_STAT_COUNT_MAP_FULL);
 }
 
 static __always_inline void switched_in(u32 tid, u64 now)
@@ -106,14 +75,14 @@ static __always_inline void switched_in(u32 tid, u64 now)
 	if (us >= MIN_US && us <= MAX_US) {
 		struct pyb_hist_key hk = { .pystack = key.pystack, .pid = key.pid };
 
-		add_us(&key, us);
+		pyb_count_add(&key, us);
 		if (key.kind == PYB_KIND_BLOCKED) {
 			hk.slot = bpf_log2l(us);
 			hists.increment(hk);
 		}
 		if (end != now) {
 			key.kind = PYB_KIND_RUNNABLE;
-			add_us(&key, (now - end) / 1000);
+			pyb_count_add(&key, (now - end) / 1000);
 		}
 	} else {
 		pyb_stat(PYB_STAT_FILTERED);

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What every tool does with a walked stack, shared by all of them: the
+ * maps user space reads (distinct Python stacks by hash, and what each
+ * (thread, stacks) combination counts: samples or microseconds), and the
+ * look-ups and bookkeeping around pyb_walk.
+ *
+ * Compile-time parameters (-D): PYSTACKS_SIZE, COUNTS_SIZE.
+ */
+BPF_F_TABLE("hash", u64, struct pyb_stack, pystacks, PYSTACKS_SIZE, BPF_F_NO_PREALLOC);
+BPF_HASH(counts, struct pyb_count_key, u64, COUNTS_SIZE);
+
+/* The registered process pid, with its layout and the CPU's scratch
+ * space; NULL (nothing to do) for any other process. */
+static __always_inline struct pyb_proc *pyb_target(u32 pid, struct pyb_layout **L,
+						   struct pyb_scratch **s)
+{
+	struct pyb_proc *proc = procs.lookup(&pid);
+	u32 zero = 0;
+
+	if (!proc)
+		return NULL;
+	u32 layout = proc->layout;
+
+	*L = layouts.lookup(&layout);
+	*s = pyb_scratch_map.lookup(&zero);
+	return *L && *s ? proc : NULL;
+}
+
+/* Walks the stack of thread state ts into s, stores it in pystacks if new,
+ * counts what went wrong, and returns its key. */
+static __always_inline u64 pyb_walk_and_store(struct pyb_proc *proc, struct pyb_layout *L, u64 ts,
+					      struct pyb_scratch *s, u32 pid)
+{
+	u64 key;
+
+	s->stack.len = 0;
+	s->stack.flags = 0;
+	key = pyb_walk(proc, L, ts, s, pid);
+	if (s->stack.flags & PYB_STACK_TRUNCATED)
+		pyb_stat(PYB_STAT_TRUNCATED);
+	if (s->stack.flags & PYB_STACK_READ_ERROR)
+		pyb_stat(PYB_STAT_READ_ERRORS);
+	if (!pystacks.lookup(&key) && pystacks.update(&key, &s->stack) < 0)
+		pyb_stat(PYB_STAT_STACK_MAP_FULL);
+	return key;
+}
+
+/* The Python stack of the current thread tid, or 0 if it has no thread
+ * state (counted). */
+static __always_inline u64 pyb_current_stack(struct pyb_proc *proc, struct pyb_layout *L,
+					     struct pyb_scratch *s, u32 pid, u32 tid)
+{
+	u64 ts = pyb_find_tstate(proc, L, tid);
+
+	if (ts)
+		return pyb_walk_and_store(proc, L, ts, s, pid);
+	pyb_stat(PYB_STAT_NO_TSTATE);
+	return 0;
+}
+
+static __always_inline void pyb_count_add(struct pyb_count_key *key, u64 v)
+{
+	u64 *total = counts.lookup(key);
+
+	if (total)
+		__sync_fetch_and_add(total, v);
+	else if (counts.update(key, &v) < 0)
+		pyb_stat(PYB_STAT_COUNT_MAP_FULL);
+}
