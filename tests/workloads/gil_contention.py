@@ -10,7 +10,10 @@ MODE is one of
             in a loop: after each I/O it must wait to get the GIL back.
 Writes DIR/state.json ({"pid", "ready", "threads": {role: native id}}),
 waits for DIR/go, runs SECONDS, then rewrites the state with "io_ops" (the
-I/O calls made) and "done", and exits.
+I/O calls made), "span" (seconds from go to stop), "cpu" ({role: CPU
+seconds each thread used meanwhile}) and "done". Its threads then stay
+alive, idle, so the test can read their scheduler statistics, until
+DIR/quit appears; then it exits.
 """
 import json
 import os
@@ -23,7 +26,9 @@ DIR, MODE, SECONDS = sys.argv[1], sys.argv[2], float(sys.argv[3])
 started = threading.Event()
 go = threading.Event()
 stop = threading.Event()
+quit = threading.Event()
 tids = {}
+cpu = {}
 io_ops = [0]
 
 
@@ -43,19 +48,25 @@ def native_id():
 def spin_pure(role):
     tids[role] = native_id()
     go.wait()
+    t0 = time.thread_time()
     n = 0
     while not stop.is_set():
         for i in range(200):
             n += i * i
+    cpu[role] = time.thread_time() - t0
+    quit.wait()
     return n
 
 
 def io_in_loop(role):
     tids[role] = native_id()
     go.wait()
+    t0 = time.thread_time()
     while not stop.is_set():
         select.select([], [], [], 0.001)
         io_ops[0] += 1
+    cpu[role] = time.thread_time() - t0
+    quit.wait()
 
 
 def main():
@@ -71,11 +82,18 @@ def main():
     while not os.path.exists(os.path.join(DIR, "go")):
         time.sleep(0.01)
     go.set()
+    t0 = time.monotonic()
     time.sleep(SECONDS)
     stop.set()
+    span = time.monotonic() - t0
+    while len(cpu) < len(threads):
+        time.sleep(0.01)
+    write_state(ready=True, done=True, io_ops=io_ops[0], span=span, cpu=cpu)
+    while not os.path.exists(os.path.join(DIR, "quit")):
+        time.sleep(0.01)
+    quit.set()
     for t in threads:
         t.join()
-    write_state(ready=True, done=True, io_ops=io_ops[0])
 
 
 main()
