@@ -70,46 +70,69 @@ static struct gil_thread_info *add_thread(struct gil_monitor *m, pid_t pid, pid_
 	return t;
 }
 
-/* A new target: find its GIL, check it, tell BPF. Refusals are printed. */
-static void adopt(struct gil_monitor *m, struct py_target *t, uint64_t now)
+/*
+ * A new target, or (p set) a new program in a known one after an exec: find
+ * its GIL, check it, tell BPF. Refusals are printed. An exec'd program's GIL
+ * is another (at another address, its hand-over count starting again): its
+ * hand-overs add to the process's count.
+ */
+static void adopt(struct gil_monitor *m, struct py_target *t, uint64_t now,
+		  struct gil_proc_info *p)
 {
-	struct gil_proc_info *p;
 	struct py_gil_state st;
 	uint64_t addr;
 	uint32_t key = (uint32_t)t->pid;
+	bool fresh = !p;
 
-	if (m->nprocs == m->cap_procs) {
-		size_t cap = m->cap_procs ? m->cap_procs * 2 : 16;
-		struct gil_proc_info *v = realloc(m->procs, cap * sizeof(*v));
+	if (fresh) {
+		if (m->nprocs == m->cap_procs) {
+			size_t cap = m->cap_procs ? m->cap_procs * 2 : 16;
+			struct gil_proc_info *v = realloc(m->procs, cap * sizeof(*v));
 
-		if (!v)
-			return;
-		m->procs = v;
-		m->cap_procs = cap;
+			if (!v)
+				return;
+			m->procs = v;
+			m->cap_procs = cap;
+		}
+		p = &m->procs[m->nprocs];
+		memset(p, 0, sizeof(*p));
+		p->pid = t->pid;
 	}
-	p = &m->procs[m->nprocs];
-	memset(p, 0, sizeof(*p));
-	p->pid = t->pid;
+	p->activation = t->activations;
 	if (py_gil_locate(&t->proc, &addr) < 0 || py_gil_read(&t->proc, addr, &st) < 0 ||
 	    bpf_update_elem(m->gils_fd, &key, &addr, 0) < 0) {
 		fprintf(stderr, "%s: PID %d (%s, Python %d.%d%s): %s; skipped\n", m->tool,
 			(int)t->pid, t->proc.comm, t->proc.version.major, t->proc.version.minor,
 			t->proc.free_threaded ? "t" : "", t->proc.err);
+		if (!fresh)
+			bpf_delete_elem(m->gils_fd, &key); /* the old program's GIL */
 		p->gone = true;
 		p->gil = 0;
 		m->refused++;
 		m->free_threaded += t->proc.free_threaded;
-		m->nprocs++; /* remembered, so it is not tried again */
+		if (fresh)
+			m->nprocs++; /* remembered, so it is not tried again */
 		return;
 	}
 	snprintf(p->comm, sizeof(p->comm), "%.15s", t->proc.comm);
 	snprintf(p->version, sizeof(p->version), "%d.%d.%d", t->proc.version.major,
 		 t->proc.version.minor, t->proc.version.micro);
+	if (p->gil) {
+		uint64_t total = p->switch_last - p->switch_first;
+		uint64_t since = p->switch_last - p->switch_prev;
+
+		p->switch_first = st.switch_number - total;
+		p->switch_prev = st.switch_number - since;
+		p->switch_last = st.switch_number;
+	} else {
+		p->switch_first = p->switch_last = p->switch_prev = st.switch_number;
+		p->first_ns = p->last_ns = p->prev_ns = now;
+	}
 	p->gil = addr;
+	p->gone = false;
 	p->interval_us = st.interval_us;
-	p->switch_first = p->switch_last = p->switch_prev = st.switch_number;
-	p->first_ns = p->last_ns = p->prev_ns = now;
-	m->nprocs++;
+	if (fresh)
+		m->nprocs++;
 }
 
 static void refresh_threads(struct gil_monitor *m, struct py_target *t, uint64_t now)
@@ -174,8 +197,8 @@ void gil_monitor_tick(struct gil_monitor *m, struct py_registry *reg)
 				p->gone = true;
 			continue;
 		}
-		if (!p) {
-			adopt(m, t, now);
+		if (!p || p->activation != t->activations) {
+			adopt(m, t, now, p);
 			p = find_proc(m, t->pid);
 			list_threads = true;
 		}

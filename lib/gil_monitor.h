@@ -38,6 +38,7 @@ struct gil_proc_info {
 	uint64_t samples, prev_samples;
 	uint64_t first_ns, last_ns, prev_ns;
 	bool gone;
+	unsigned activation; /* the target's, when adopted: another one is an exec */
 	struct log2_hist hist;
 };
 

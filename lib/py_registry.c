@@ -163,10 +163,13 @@ static void try_target(struct py_registry *r, struct py_target *t)
 			snprintf(t->proc.err, sizeof(t->proc.err), "cannot register with BPF");
 		} else {
 			t->state = TARGET_ACTIVE;
+			t->activations++;
 			r->active_ever++;
-			if (t->proc.frame_pointers)
-				t->native_syms = bcc_symcache_new(t->pid, NULL);
-			else
+			if (t->native_syms) /* the program's before an exec */
+				bcc_free_symcache(t->native_syms, t->pid);
+			t->native_syms = t->proc.frame_pointers ? bcc_symcache_new(t->pid, NULL)
+								: NULL;
+			if (!t->proc.frame_pointers)
 				r->no_frame_pointers++;
 		}
 	} else if (strstr(t->proc.err, "no such process")) {

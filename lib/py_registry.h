@@ -33,6 +33,7 @@ struct py_target {
 	uint64_t first_seen_ns, last_try_ns;
 	bool reported;
 	void *native_syms; /* bcc symbol cache, when native stacks are trusted */
+	unsigned activations; /* times made active: a new program after an exec */
 };
 
 struct py_registry {

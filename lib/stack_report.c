@@ -372,8 +372,11 @@ int stack_report_collect(struct stack_report *rep, struct py_registry *reg, int 
 			}
 		}
 		build_user(rep, reg, t, have_py ? st : NULL, ips, n, value, &user);
-		if (!have_py && n == 0)
-			frames_push(&user, key.pystack ? "[lost Python stack]" : "[no Python frames]");
+		/* never an empty row: a thread state without frames (a thread
+		 * starting or ending, an interpreter starting) is marked too */
+		if (user.n == 0)
+			frames_push(&user, key.pystack && !have_py ? "[lost Python stack]"
+								   : "[no Python frames]");
 		if (rep->kernel_stacks) {
 			n = read_stack(stacks_fd, key.kernel_stack, ips);
 			for (int i = 0; i < n; i++) {

@@ -222,7 +222,12 @@ void session_run(struct tool_session *s, int duration, struct stack_report *rep)
 		if (now >= end)
 			break;
 		if (all_targets_gone(s)) {
-			fprintf(stderr, "%s: every target process has exited\n", s->tool);
+			/* a target that exec'd into something else has not exited */
+			bool left = registry_count(&s->reg, TARGET_NOT_PYTHON) ||
+				    registry_count(&s->reg, TARGET_REFUSED);
+
+			fprintf(stderr, "%s: every target process has exited%s\n", s->tool,
+				left ? " or no longer runs a Python we can read" : "");
 			break;
 		}
 	}
