@@ -55,6 +55,7 @@ struct pyb_layout {
 
 enum pyb_proc_flags {
 	PYB_PROC_OTHER_PIDNS = 1 << 0, /* tids in the interpreter differ from host tids */
+	PYB_PROC_NATIVE_STACKS = 1 << 1, /* frame pointers: native stacks can be trusted */
 };
 
 /* A registered Python process (key: host tgid). */

@@ -3,7 +3,7 @@
  * pyoffcpu: time Python threads spend off CPU, by Python + kernel + native
  * stack. At sched:sched_switch the outgoing task is the current one: if it
  * belongs to a registered Python process, its stacks are taken then (they
- * cannot change while it is off CPU) with the time. sched:sched_wakeup
+ * cannot change while it is off CPU) with the time. sched:sched_waking
  * marks when a blocked thread was woken: the blocked interval ends there,
  * and the time from the wakeup until it runs again is runnable time (it
  * waited for a CPU), charged to the same stacks as PYB_KIND_RUNNABLE, like
@@ -55,7 +55,9 @@ static __always_inline void switched_out(void *ctx, long prev_state, u64 now)
 	bpf_get_current_comm(&st->key.comm, sizeof(st->key.comm));
 	pyb_stat(PYB_STAT_SAMPLES);
 	st->key.pystack = pyb_current_stack(proc, L, s, pid, tid);
-	st->key.user_stack = USER_STACKS ? stack_traces.get_stackid(ctx, BPF_F_USER_STACK) : -1;
+	st->key.user_stack = USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS)
+				     ? stack_traces.get_stackid(ctx, BPF_F_USER_STACK)
+				     : -1;
 	st->key.kernel_stack = KERNEL_STACKS ? stack_traces.get_stackid(ctx, 0) : -1;
 	start.update(&tid, st);
 }

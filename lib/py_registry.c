@@ -136,6 +136,10 @@ static int register_bpf(struct py_registry *r, struct py_target *t)
 	cfg.runtime_addr = t->proc.runtime_addr;
 	cfg.layout = (uint32_t)t->layout;
 	cfg.pthread_tid_offset = t->proc.pthread_tid_offset;
+	/* without frame pointers the native stack is dropped anyway: do not
+	 * pay for walking it (the dearest part of a sample) */
+	if (t->proc.frame_pointers)
+		cfg.flags |= PYB_PROC_NATIVE_STACKS;
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)t->pid);
 	if (stat("/proc/self/ns/pid", &self_ns) == 0 && stat(path, &ns) == 0 &&
 	    (ns.st_ino != self_ns.st_ino || ns.st_dev != self_ns.st_dev)) {

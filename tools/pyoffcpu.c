@@ -8,7 +8,7 @@
  * cannot change until it runs again) and notes the time; when it is
  * switched back in, the interval is charged to those stacks in kernel.
  * Time spent runnable (preempted, or woken but waiting for a CPU:
- * sched:sched_wakeup ends the blocked part) is kept apart from
+ * sched:sched_waking ends the blocked part) is kept apart from
  * time spent blocked. Same walker, naming and output as pyprofile.
  */
 #include <errno.h>
