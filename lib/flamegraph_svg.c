@@ -152,7 +152,9 @@ static void xml_escape(FILE *out, const char *s)
  * with ".." like the viewer script does; whole UTF-8 characters only. */
 static void write_label(FILE *out, const char *name, double w)
 {
-	size_t fit = w > 6 ? (size_t)((w - 6) / 7) : 0, chars = 0, i = 0;
+	/* w is at most the image's width, unless counts summed past 2^64
+	 * (hostile input): never convert an out-of-range double */
+	size_t fit = w > 6 ? (size_t)(((w < 1e6 ? w : 1e6) - 6) / 7) : 0, chars = 0, i = 0;
 	char buf[512];
 
 	if (fit < 3)
