@@ -144,6 +144,7 @@ enum pyb_stat {
 /* pygil: a thread's current GIL wait episode (key: host tid). */
 struct pyb_gil_wait {
 	pyb_u64 enter_ts;      /* in a GIL futex wait since; 0: not */
+	pyb_u64 woken_ts;      /* woken from it at (it may wait for a CPU after); 0: not yet */
 	pyb_u64 episode_start; /* 0: no episode open */
 	pyb_u64 last_exit;
 	pyb_u64 episode_us;    /* blocked time in this episode so far */

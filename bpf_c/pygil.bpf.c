@@ -12,7 +12,8 @@
  * before it) make one wait episode: one count and one histogram entry.
  * Time is charged to the waiter's Python stack, walked at the episode's
  * start, and each wait to the Python stack of the thread holding the GIL
- * as it began.
+ * as it began. A wait ends when sched:sched_waking wakes the thread: the
+ * time it may then spend waiting for a CPU is not time waiting for the GIL.
  *
  * Compile-time parameters (-D): PYSTACKS_SIZE, COUNTS_SIZE (pystacks.bpf.h), GIL_SIZE,
  * EPISODE_GAP_NS, THREAD_FILTER (0 or a host tid).
@@ -109,6 +110,7 @@ TRACEPOINT_PROBE(syscalls, sys_enter_futex)
 		open_episode(w, pid, tid, now);
 	}
 	w->enter_ts = now;
+	w->woken_ts = 0;
 	w->holder_pending = 1;
 	waits.update(&tid, w);
 	return 0;
@@ -189,7 +191,9 @@ TRACEPOINT_PROBE(syscalls, sys_exit_futex)
 	if (!w || !w->enter_ts)
 		return 0;
 	now = bpf_ktime_get_ns();
-	us = (now - w->enter_ts) / 1000;
+	/* the wait for the GIL ended at the wakeup; then it waited for a CPU */
+	us = ((w->woken_ts > w->enter_ts && w->woken_ts < now ? w->woken_ts : now) - w->enter_ts) /
+	     1000;
 	w->enter_ts = 0;
 	w->last_exit = now;
 	w->episode_us += us;
@@ -201,5 +205,16 @@ TRACEPOINT_PROBE(syscalls, sys_exit_futex)
 		__sync_fetch_and_add(&t->wait_us, us);
 		__sync_fetch_and_add(&t->futex_waits, 1);
 	}
+	return 0;
+}
+
+/* A thread in a GIL wait is woken: its wait for the GIL ends here. */
+TRACEPOINT_PROBE(sched, sched_waking)
+{
+	u32 tid = args->pid;
+	struct pyb_gil_wait *w = waits.lookup(&tid);
+
+	if (w && w->enter_ts && !w->woken_ts)
+		w->woken_ts = bpf_ktime_get_ns();
 	return 0;
 }

@@ -183,7 +183,7 @@ static void on_tick(struct tool_session *s, void *ctx)
 /* The stack programs must run after the waiter's: attached after it. */
 static int attach(struct tool_session *s, int *enter_fd)
 {
-	int exit_fd, waiter_fd, holder_fd;
+	int exit_fd, waiter_fd, holder_fd, waking_fd;
 
 	*enter_fd = bpf_module_load(&s->bpf, "tracepoint__syscalls__sys_enter_futex",
 				    BPF_PROG_TYPE_TRACEPOINT);
@@ -191,7 +191,10 @@ static int attach(struct tool_session *s, int *enter_fd)
 	holder_fd = bpf_module_load(&s->bpf, "note_gil_holder", BPF_PROG_TYPE_TRACEPOINT);
 	exit_fd = bpf_module_load(&s->bpf, "tracepoint__syscalls__sys_exit_futex",
 				  BPF_PROG_TYPE_TRACEPOINT);
-	if (*enter_fd < 0 || waiter_fd < 0 || holder_fd < 0 || exit_fd < 0 ||
+	waking_fd = bpf_module_load(&s->bpf, "tracepoint__sched__sched_waking",
+				    BPF_PROG_TYPE_TRACEPOINT);
+	if (*enter_fd < 0 || waiter_fd < 0 || holder_fd < 0 || exit_fd < 0 || waking_fd < 0 ||
+	    bpf_module_attach_tracepoint(&s->bpf, waking_fd, "sched", "sched_waking") < 0 ||
 	    bpf_module_attach_tracepoint(&s->bpf, *enter_fd, "syscalls", "sys_enter_futex") < 0 ||
 	    bpf_module_attach_tracepoint(&s->bpf, waiter_fd, "syscalls", "sys_enter_futex") < 0 ||
 	    bpf_module_attach_tracepoint(&s->bpf, holder_fd, "syscalls", "sys_enter_futex") < 0 ||
