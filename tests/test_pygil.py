@@ -135,8 +135,13 @@ def test_folded_waiting_stacks(pygil, tmp_path):
     stacks = parse_folded(out)
     assert stacks, out
     total_us = sum(c for _, _, c in stacks)
-    spin_us = sum(c for fr, _, c in stacks if frame_name(fr[-1]) == "spin_pure")
-    assert spin_us >= 0.95 * total_us
+    # the spinners wait where they drop the GIL: mostly in spin_pure itself,
+    # some in what it calls (stop.is_set(), go.wait() at the start); the
+    # main thread's few waits are the rest
+    in_spin = sum(c for fr, _, c in stacks if "spin_pure" in map(frame_name, fr))
+    innermost = sum(c for fr, _, c in stacks if frame_name(fr[-1]) == "spin_pure")
+    assert in_spin >= 0.95 * total_us, out
+    assert innermost >= 0.8 * total_us, out
     # the table went to stderr; microseconds agree with it
     table_ms = sum(float(m.group(4)) for m in map(ROW.match, err.splitlines()) if m)
     assert abs(total_us / 1000 - table_ms) <= 0.02 * table_ms + 5, (total_us, table_ms)
