@@ -1,0 +1,171 @@
+"""The labs of examples/labs work as their answer keys say: each lab
+program runs under its tool on the distributions' interpreters (the ones a
+class meets), and what the tool shows is compared with what the program
+measured itself (its --truth file)."""
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from conftest import REPO, tool_path
+import interpreters
+from profiling import parse_folded, frame_name, read_json
+from test_pygil import ROW
+
+LABS = os.path.join(REPO, "examples", "labs")
+
+
+def lab_params():
+    """Host and chroot interpreters (no pyenv builds, no PID namespace)."""
+    matrix, _ = interpreters.discover()
+    params = []
+    for e in matrix:
+        if isinstance(e, interpreters.Unavailable):
+            if not e.id.startswith("pyenv"):
+                params.append(pytest.param(e, id=e.id, marks=pytest.mark.skip(reason=e.reason)))
+        elif e.kind != "pyenv" and not e.pidns:
+            params.append(pytest.param(e, id=e.id))
+    return params
+
+
+def start_lab(interp, tmp_path, lab, script, args):
+    """Starts a lab program with --truth; returns (process, truth path on the host)."""
+    path = interp.place(os.path.join(LABS, lab, script))
+    scratch = interp.scratch(tmp_path)
+    proc = interp.spawn([path, "--truth", scratch.proc_path("truth.json")] + args)
+    return proc, scratch
+
+
+def truth_window(path, run):
+    """Calls RUN() between two readings of the program's truth file (it is
+    rewritten every second) and returns (RUN()'s result, the difference of
+    the readings: {"wall": seconds, KEY: {step: seconds}} for the step
+    dictionary KEY), so that the truth covers the tool's window (and up to a
+    second either side), after the program's warm-up."""
+    first = before = read_json(path, timeout=30)
+    deadline = time.monotonic() + 30
+    while before["wall"] <= first["wall"]:  # a reading after a whole second of running
+        assert time.monotonic() < deadline, "the lab program stopped writing %s" % path
+        time.sleep(0.1)
+        before = read_json(path)
+    result = run()
+    time.sleep(1.1)
+    after = read_json(path)
+    key = next(k for k, v in after.items() if isinstance(v, dict))
+    return result, {"wall": after["wall"] - before["wall"],
+                    key: {s: after[key][s] - before[key][s] for s in after[key]}}
+
+
+def run_tool(name, args, timeout=120):
+    r = subprocess.run([tool_path(name)] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=timeout, universal_newlines=True)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+def on_stack(frames, name):
+    """Whether function NAME is in FRAMES, by qualified name or, on Pythons
+    before 3.11 (no qualified names), by its plain name."""
+    plain = name.rsplit(".", 1)[-1]
+    return any(f in (name, plain) for f in map(frame_name, frames))
+
+
+def share_on_stack(rows, name, within=None):
+    """Share of the weight of ROWS (restricted to stacks through WITHIN)
+    whose stack passes through function NAME; and that weight."""
+    rows = [(fr, c) for fr, _, c in rows if within is None or on_stack(fr, within)]
+    total = sum(c for _, c in rows)
+    return sum(c for fr, c in rows if on_stack(fr, name)) / total, total
+
+
+@pytest.mark.parametrize("lab_interp", lab_params())
+def test_lab1_hot_loops(lab_interp, tmp_path):
+    """pyprofile's shares of the report's steps match the CPU time the
+    program measured in each (the answer key's first question)."""
+    proc, scratch = start_lab(lab_interp, tmp_path, "1-hot-loops", "report.py", ["--seconds", "30"])
+    try:
+        r, truth = truth_window(scratch.host_path("truth.json"), lambda: run_tool(
+            "pyprofile", ["-F", "199", "-f", "-p", str(proc.pid), "4"]))
+        truth = truth["cpu"]
+    finally:
+        proc.kill()
+        scratch.cleanup()
+    rows = parse_folded(r.stdout)
+    total_truth = sum(truth.values())
+    for step, name in (("mask_card", "mask_card"), ("add_row", "Report.add_row"),
+                       ("largest_first", "largest_first")):
+        share, samples = share_on_stack(rows, name, within="build_report")
+        assert samples >= 100, r.stdout[-2000:]
+        assert abs(100 * share - 100 * truth[step] / total_truth) <= 8, (step, share, truth)
+    # the concatenation line is where add_row's samples are
+    lines = {}
+    for fr, _, c in rows:
+        for f in fr:
+            m = re.match(r"(?:Report\.)?add_row \(.*:(\d+)\)$", f)
+            if m:
+                lines[int(m.group(1))] = lines.get(int(m.group(1)), 0) + c
+    source = open(os.path.join(LABS, "1-hot-loops", "report.py")).read().splitlines()
+    hottest = max(lines, key=lines.get)
+    assert "self.text +=" in source[hottest - 1], (lines, source[hottest - 1])
+
+
+@pytest.mark.parametrize("lab_interp", lab_params())
+def test_lab2_waiting_service(lab_interp, tmp_path):
+    """pyoffcpu: the request handler is blocked nearly all the time, mostly
+    fetching the configuration, the rest on the audit log's lock, in the
+    proportions the program measured; the flusher sleeps holding it."""
+    proc, scratch = start_lab(lab_interp, tmp_path, "2-waiting-service", "orders_service.py",
+                              ["--seconds", "30"])
+    try:
+        r, truth = truth_window(scratch.host_path("truth.json"), lambda: run_tool(
+            "pyoffcpu", ["-f", "-p", str(proc.pid), "4"]))
+    finally:
+        proc.kill()
+        scratch.cleanup()
+    rows = parse_folded(r.stdout)
+    steps = truth["seconds"]
+    blocked = steps["get_config"] + steps["write_audit"]
+    config, handler_us = share_on_stack(rows, "ConfigClient.fetch_remote_config", within="handle")
+    audit, _ = share_on_stack(rows, "write_audit", within="handle")
+    assert abs(100 * config - 100 * steps["get_config"] / blocked) <= 5, (config, steps)
+    assert abs(100 * audit - 100 * steps["write_audit"] / blocked) <= 5, (audit, steps)
+    expected_us = 4e6 * blocked / truth["wall"]
+    assert 0.85 * expected_us <= handler_us <= 1.1 * expected_us, (handler_us, truth)
+    # the flusher blocks inside flush_audit_log, all the time (sleeping)
+    _, flusher_us = share_on_stack(rows, "flush_audit_log", within="flush_audit_log")
+    assert flusher_us >= 0.85 * 4e6, flusher_us
+
+
+def gil_rows(out):
+    return [dict(zip(("tid", "wait_pct"), (int(m.group(1)), float(m.group(5)))))
+            for m in map(ROW.match, out.splitlines()) if m]
+
+
+@pytest.mark.parametrize("lab_interp", lab_params())
+def test_lab3_gil_threads(lab_interp, tmp_path):
+    """pygil: four workers checksumming in Python wait for the GIL most of
+    their time, in adler32; with zlib they hardly wait."""
+    waits = {}
+    for mode in ("python", "zlib"):
+        extra = ["--threads", "4", "--seconds", "20"] + (["--zlib"] if mode == "zlib" else [])
+        (tmp_path / mode).mkdir()
+        proc, scratch = start_lab(lab_interp, tmp_path / mode, "3-gil-threads", "checksums.py", extra)
+        try:
+            time.sleep(1)
+            r = run_tool("pygil", ["-p", str(proc.pid), "3"])
+        finally:
+            proc.kill()
+            scratch.cleanup()
+        rows = gil_rows(r.stdout)
+        workers = [w for w in rows if w["tid"] != proc.pid]  # the main thread sleeps
+        assert len(workers) == 4, r.stdout
+        waits[mode] = sum(w["wait_pct"] for w in workers) / 4
+        if mode == "python":
+            waited = r.stdout.split("Where threads waited for the GIL")[1].split("Who held")[0]
+            assert "adler32 (" in waited, r.stdout
+    # 2 CPUs, 4 threads: at most one runs Python, the others wait for it
+    assert waits["python"] >= 40, waits
+    assert waits["zlib"] <= 10, waits
+
