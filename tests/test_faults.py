@@ -369,7 +369,9 @@ def test_exec_system_wide(py, tools, tmp_path):
     gil = res["pygil"]
     rates = re.findall(r"^PID %d \(.*\), Python [\d.]+: ([\d.]+) GIL switches/s" % to_py.pid,
                        gil.out, re.M)
-    assert len(rates) == 1 and 10 <= float(rates[0]) <= 20000, gil.out[:3000]
+    # (a second of contention before the exec and one after, averaged over
+    # a run that lasts as long as the slowest tool takes to start)
+    assert len(rates) == 1 and 0.5 <= float(rates[0]) <= 20000, gil.out[:3000]
     for name, minimum in (("pyprofile", 20), ("pyoffcpu", 20000), ("pygil", 1000)):
         r = res[name]
         assert_named(r, "burn_before_exec", minimum)

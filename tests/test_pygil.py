@@ -122,8 +122,10 @@ def test_io_thread_waits_after_each_io(interp, pygil, tmp_path):
     io, spin = rows["io"], rows["spinner-0"]
     ops = final["io_ops"]
     assert ops >= 50, final
-    # one wait to get the GIL back per I/O (about the 5 ms switch interval)
-    assert 0.85 * ops <= io["waits"] <= 1.1 * ops + 5, (io, ops, out)
+    # one wait to get the GIL back per I/O (about the 5 ms switch interval);
+    # fewer where a loaded machine leaves the woken spinner without a CPU
+    # for longer than the I/O takes (the GIL is then free when it returns)
+    assert 0.6 * ops <= io["waits"] <= 1.1 * ops + 5, (io, ops, out)
     assert 1000 <= io["avg_us"] <= 20000, (io, out)
     assert io["wait_pct"] >= 40, (io, out)
     assert io["wait_ms"] > spin["wait_ms"], out
