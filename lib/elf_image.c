@@ -178,7 +178,7 @@ int elf_image_build_id(struct elf_image *img, char *hex, size_t len)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
 			continue;
 		data = elf_getdata(scn, NULL);
-		while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		while (data && data->d_buf && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
 			const unsigned char *desc = (const unsigned char *)data->d_buf + desc_off;
 
 			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
@@ -201,7 +201,8 @@ int elf_image_debuglink(struct elf_image *img, char *name, size_t len)
 	Elf_Data *data;
 	size_t n;
 
-	if (!scn || !(data = elf_getdata(scn, NULL)) || data->d_size < 5)
+	/* a SHT_NOBITS section has a size but no bytes */
+	if (!scn || !(data = elf_getdata(scn, NULL)) || !data->d_buf || data->d_size < 5)
 		return -1;
 	n = strnlen(data->d_buf, data->d_size);
 	if (n == 0 || n >= len || n == data->d_size)

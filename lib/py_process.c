@@ -288,28 +288,30 @@ static int detect_version(struct py_process *p, struct elf_image *img)
 }
 
 /*
- * Where the eval loop is, and whether it sets up a frame pointer: its
- * prologue is "push %rbp; mov %rsp,%rbp" (after an optional endbr64) in
- * builds with -fno-omit-frame-pointer, and a frame-pointer walk of native
- * stacks can then be trusted.
+ * Where the eval loop is (all of its code: see eval_fragments.h), and
+ * whether the interpreter keeps frame pointers, so that a frame-pointer
+ * walk of its native stacks can be trusted.
  */
 static void find_eval_loop(struct py_process *p, struct elf_image *img)
 {
-	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	static const uint8_t prologue[] = { 0x55, 0x48, 0x89, 0xe5 };
-	uint8_t code[8];
 	uint64_t value, size;
-	const uint8_t *at = code;
 
 	if (elf_image_symbol(img, "_PyEval_EvalFrameDefault", &value, &size) != 0 || !size)
 		return;
-	p->eval_start = p->load_bias + value;
-	p->eval_end = p->eval_start + size;
-	if (elf_image_read_vaddr(img, value, code, sizeof(code)) != 0)
-		return;
-	if (memcmp(code, endbr64, sizeof(endbr64)) == 0)
-		at += sizeof(endbr64);
-	p->frame_pointers = memcmp(at, prologue, sizeof(prologue)) == 0;
+	p->eval_ranges = eval_fragments(img, value, size, p->eval_code, PY_EVAL_RANGES,
+					&p->frame_pointers);
+	for (int i = 0; i < p->eval_ranges; i++) {
+		p->eval_code[i].start += p->load_bias;
+		p->eval_code[i].end += p->load_bias;
+	}
+}
+
+bool py_process_in_eval(const struct py_process *p, uint64_t ip)
+{
+	for (int i = 0; i < p->eval_ranges; i++)
+		if (ip >= p->eval_code[i].start && ip < p->eval_code[i].end)
+			return true;
+	return false;
 }
 
 static int find_runtime(struct py_process *p, struct elf_image *img)

@@ -12,10 +12,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "eval_fragments.h"
 #include "py_offsets.h"
 #include "py_version.h"
 
 #define PY_ERR_LEN 256
+#define PY_EVAL_RANGES 16
 
 /* How the walker reaches a thread's innermost frame. */
 enum py_frame_model {
@@ -35,9 +37,11 @@ struct py_process {
 	uint64_t load_bias;
 	uint64_t runtime_addr; /* &_PyRuntime in the target */
 
-	/* _PyEval_EvalFrameDefault in the target, and whether the interpreter
-	 * keeps frame pointers (then native stacks can be trusted). */
-	uint64_t eval_start, eval_end;
+	/* _PyEval_EvalFrameDefault in the target (its entry, then the fragments
+	 * a PGO/LTO build moved elsewhere), and whether the interpreter keeps
+	 * frame pointers (then native stacks can be trusted). */
+	struct code_range eval_code[PY_EVAL_RANGES];
+	int eval_ranges;
 	bool frame_pointers;
 
 	/* Type objects, to recognise real code objects and strings. */
@@ -74,5 +78,8 @@ static inline int py_minor(const struct py_process *p)
 {
 	return p->version.minor;
 }
+
+/* Whether IP (an address in the target) is code of the eval loop. */
+bool py_process_in_eval(const struct py_process *p, uint64_t ip);
 
 #endif

@@ -186,7 +186,7 @@ static void strip_shims(const struct pyb_stack *in, struct pyb_stack *out)
 static bool passes_eval_loop(const struct py_target *t, const uint64_t *ips, int nips)
 {
 	for (int i = 0; i < nips; i++)
-		if (ips[i] >= t->proc.eval_start && ips[i] < t->proc.eval_end)
+		if (py_process_in_eval(&t->proc, ips[i]))
 			return true;
 	return false;
 }
@@ -210,7 +210,7 @@ static void build_user(struct stack_report *rep, struct py_registry *reg, struct
 	if (t && t->native_syms && nips > 0) {
 		for (int i = 0; i < nips; i++) {
 			char buf[FRAME_MAX];
-			bool eval = ips[i] >= t->proc.eval_start && ips[i] < t->proc.eval_end;
+			bool eval = py_process_in_eval(&t->proc, ips[i]);
 
 			if (eval && next < len) {
 				/* one eval-loop run: frames up to and including its entry */

@@ -297,6 +297,12 @@ def test_native_frames_are_placed_or_explained(interp, pyprofile):
             assert all(python(f) for f in frames), frames
     explained = ("native frames not shown" in r.stderr or "native frames left out" in r.stderr)
     assert interleaved or explained, r.stderr
+    if "native frames not shown" not in r.stderr:
+        # an interpreter with frame pointers (Debian's 3.15; its eval loop
+        # split into fragments by PGO): the native frames of sorted() are
+        # placed in most samples
+        total = sum(c for _, c in rows)
+        assert interleaved >= 0.5 * total, (interleaved, total, r.stderr)
 
 
 def test_reused_code_addresses_keep_their_names(interp, pyprofile, tmp_path):

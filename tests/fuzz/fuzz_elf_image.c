@@ -7,6 +7,7 @@
  * their headers, symbol tables, notes and data (run.sh).
  */
 #include "elf_image.h"
+#include "eval_fragments.h"
 #include "fuzz_common.h"
 #include "py_version.h"
 
@@ -64,6 +65,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)elf_image_read_vaddr(&img, value, buf, vsize < sizeof(buf) ? vsize : 0);
 	}
 	(void)elf_image_symbol(&img, "Py_Version", &value, NULL);
+	/* as py_process.c's find_eval_loop: .eh_frame and jumps in the code */
+	if (elf_image_symbol(&img, "_PyEval_EvalFrameDefault", &value, &vsize) == 0 && vsize) {
+		struct code_range ranges[4];
+		bool frame_pointers;
+		int n = eval_fragments(&img, value, vsize, ranges, 4, &frame_pointers);
+
+		FUZZ_CHECK(n >= 1 && n <= 4 && (frame_pointers || n == 1));
+	}
 	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
 		if (elf_image_section(&img, sections[i], &addr, &ssize) == 0)
 			(void)elf_image_read_vaddr(&img, addr, buf, ssize < 64 ? ssize : 64);

@@ -37,9 +37,9 @@ fi
 PYENV_DIR=${PYENV_ROOT:-$HOME/.pyenv}
 CHROOTS=${PYBPF_CACHE:-/var/cache/pybpf-tools}/chroots
 
-TARGETS=(linetable py_version debug_offsets elf_image dwarf_offsets proc_maps py_code
-         code_names py_frames py_threads report_folded report_svg report_speedscope
-         report_pprof)
+TARGETS=(linetable py_version debug_offsets elf_image eh_frame dwarf_offsets proc_maps
+         py_code code_names py_frames py_threads report_folded report_svg
+         report_speedscope report_pprof)
 
 say() { printf 'fuzz: %s\n' "$*"; }
 die() { printf 'fuzz: ERROR: %s\n' "$*" >&2; exit 1; }
@@ -156,6 +156,21 @@ seed_elf() {
     cp "$B"/seeds/fuzz_dwarf_offsets/shapes* "$out/" 2>/dev/null || true
 }
 
+# the link address of each interpreter's .eh_frame, then its first 64 KB
+seed_eh_frame() {
+    local out=$B/seeds/fuzz_eh_frame f addr tmp=$B/seeds/eh_frame.tmp
+    mkdir -p "$out"
+    for f in $(interpreters); do
+        addr=$(readelf -SW "$f" 2>/dev/null |
+               sed -n 's/.*\] \.eh_frame  *PROGBITS  *\([0-9a-f]*\) .*/\1/p' | head -1)
+        [ -n "$addr" ] || continue
+        objcopy -O binary --only-section=.eh_frame "$f" "$tmp" 2>/dev/null || continue
+        python3 -c 'import struct, sys; sys.stdout.buffer.write(struct.pack("<Q", int(sys.argv[1], 16)) + open(sys.argv[2], "rb").read(65536))' \
+            "$addr" "$tmp" > "$out/$(echo "$f" | tr / _)"
+    done
+    rm -f "$tmp"
+}
+
 seed_dwarf() {
     local out=$B/seeds/fuzz_dwarf_offsets tmp=$B/seeds/tmp inc minor cc v
     mkdir -p "$out" "$tmp"
@@ -267,6 +282,7 @@ seed() {
         "$B"/seeds/fuzz_debug_offsets/*
     seed_dwarf
     seed_elf
+    seed_eh_frame
     seed_proc
     seed_small
     touch "$B/seeds/.done"
