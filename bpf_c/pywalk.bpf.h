@@ -14,7 +14,10 @@
 
 BPF_HASH(procs, u32, struct pyb_proc, 4096);
 BPF_ARRAY(layouts, struct pyb_layout, PYB_MAX_LAYOUTS);
-BPF_HASH(tstates, u32, u64, 65536); /* host tid -> PyThreadState*, a cache */
+/* host tid -> PyThreadState*, a cache that BPF fills as it finds threads
+ * and user space fills for processes with many threads (py_registry.c);
+ * every entry is checked before use. LRU: threads come and go. */
+BPF_TABLE("lru_hash", u32, u64, tstates, 65536);
 
 struct pyb_scratch {
 	struct pyb_stack stack;

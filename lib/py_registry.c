@@ -13,9 +13,11 @@
 #include <unistd.h>
 
 #include "proc_maps.h"
+#include "py_threads.h"
 
 #define PENDING_RETRY_NS (20ull * 1000 * 1000)
 #define PENDING_GIVE_UP_NS (3ull * 1000 * 1000 * 1000)
+#define SEED_EVERY_NS (1000ull * 1000 * 1000)
 
 uint64_t monotonic_ns(void)
 {
@@ -32,6 +34,7 @@ void registry_init(struct py_registry *r, const char *tool, int procs_fd, int la
 	r->tool = tool;
 	r->procs_fd = procs_fd;
 	r->layouts_fd = layouts_fd;
+	r->tstates_fd = -1;
 	r->only = only;
 	r->nonly = nonly;
 	code_names_init(&r->names);
@@ -156,6 +159,58 @@ static bool final_failure(const struct py_process *p)
 	return strstr(p->err, "unsupported Python") || strstr(p->err, "no such process");
 }
 
+/* Number of OS threads of pid (field 20 of /proc/PID/stat), or 0. */
+static long os_threads(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	long n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		/* after the comm: state, then fields 4..19, then num_threads */
+		if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+				  "%ld", &n) != 1)
+			n = 0;
+	fclose(f);
+	return n;
+}
+
+/*
+ * BPF finds a thread's state by walking the interpreter's list of them,
+ * PYB_MAX_THREAD_SCAN deep, and caches what it found. New threads join
+ * the list at its head, so in a process with more threads than that the
+ * oldest ones (often the busy ones, started first) would never be found:
+ * for such processes user space, which can walk the whole list, fills the
+ * cache itself, once a second. BPF checks each entry before use.
+ */
+static void seed_thread_states(struct py_registry *r, struct py_target *t, uint64_t now)
+{
+	struct py_thread *threads;
+	int n;
+
+	if (r->tstates_fd < 0 || now - t->last_seed_ns < SEED_EVERY_NS)
+		return;
+	t->last_seed_ns = now;
+	if (os_threads(t->pid) <= PYB_MAX_THREAD_SCAN / 2)
+		return;
+	threads = malloc(PY_MAX_THREADS * sizeof(*threads));
+	if (!threads)
+		return;
+	n = py_threads_read(&t->proc, threads, PY_MAX_THREADS);
+	for (int i = 0; i < n; i++) {
+		uint32_t tid = (uint32_t)threads[i].host_tid;
+		uint64_t ts = threads[i].tstate;
+
+		if (tid && ts)
+			bpf_update_elem(r->tstates_fd, &tid, &ts, 0);
+	}
+	free(threads);
+}
+
 static void try_target(struct py_registry *r, struct py_target *t)
 {
 	uint64_t now = monotonic_ns();
@@ -168,6 +223,8 @@ static void try_target(struct py_registry *r, struct py_target *t)
 		} else {
 			t->state = TARGET_ACTIVE;
 			t->activations++;
+			t->last_seed_ns = 0;
+			seed_thread_states(r, t, now);
 			r->active_ever++;
 			if (t->native_syms) /* the program's before an exec */
 				bcc_free_symcache(t->native_syms, t->pid);
@@ -249,6 +306,8 @@ void registry_tick(struct py_registry *r)
 			if (!proc_alive(t->pid)) {
 				t->state = TARGET_GONE; /* its BPF entry stays: samples in flight */
 				r->exited++;
+			} else {
+				seed_thread_states(r, t, now);
 			}
 		}
 	}

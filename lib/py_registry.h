@@ -34,6 +34,7 @@ struct py_target {
 	bool reported;
 	void *native_syms; /* bcc symbol cache, when native stacks are trusted */
 	unsigned activations; /* times made active: a new program after an exec */
+	uint64_t last_seed_ns; /* thread states last handed to BPF (see registry_tick) */
 };
 
 struct py_registry {
@@ -42,6 +43,7 @@ struct py_registry {
 	struct pyb_layout layouts[PYB_MAX_LAYOUTS];
 	int nlayouts;
 	int procs_fd, layouts_fd;
+	int tstates_fd; /* BPF's tid -> thread state cache; -1: none */
 	const pid_t *only; /* -p list; NULL: every Python process */
 	size_t nonly;
 	const char *tool; /* for messages */
@@ -58,7 +60,9 @@ void registry_free(struct py_registry *r);
  * starting, so failures are retried for a while. */
 void registry_consider(struct py_registry *r, pid_t pid, bool young);
 
-/* Retries pending processes, notices exits. Call every few tens of ms. */
+/* Retries pending processes, notices exits, and hands BPF the thread
+ * states of processes with more threads than it searches by itself
+ * (PYB_MAX_THREAD_SCAN). Call every few tens of ms. */
 void registry_tick(struct py_registry *r);
 
 /* System-wide: looks for processes not seen yet. */

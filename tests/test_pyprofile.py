@@ -345,3 +345,31 @@ def test_reused_code_addresses_keep_their_names(interp, pyprofile, tmp_path):
     for name, seconds in cpu.items():
         want = total * seconds / sum(cpu.values())
         assert abs(samples[name] - want) <= 0.35 * want, (name, samples, cpu)
+
+
+def test_threads_beyond_the_bpf_search_depth(interp, pyprofile, tmp_path):
+    """A busy thread behind 600 newer ones in the interpreter's thread list
+    (deeper than BPF searches by itself): its samples still get its Python
+    stack, because user space hands BPF the thread states of such
+    processes."""
+    script = interp.place(os.path.join(WORKLOADS, "many_threads.py"))
+    scratch = interp.scratch(tmp_path)
+    proc = interp.spawn([script, scratch.proc_path("state.json"), "600", "60"])
+    try:
+        state = read_json(scratch.host_path("state.json"), timeout=60, key="ready")
+        assert state["threads"] >= 601, state
+        r = subprocess.run([pyprofile, "-F", "199", "-f", "-p", str(proc.pid), "3"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
+                           universal_newlines=True)
+    finally:
+        proc.kill()
+        scratch.cleanup()
+    assert r.returncode == 0, r.stderr
+    rows = parse_folded(r.stdout)
+    total = sum(c for _, _, c in rows)
+    spin = sum(c for fr, _, c in rows if "spin_first" in map(frame_name, fr))
+    assert total >= 200, r.stderr
+    assert spin >= 0.8 * total, (spin, total, r.stderr)
+    m = re.search(r"(\d+) samples of .*?; (\d+) with Python frames, (\d+) in threads without",
+                  r.stderr)
+    assert m and int(m.group(3)) <= 0.05 * int(m.group(1)), r.stderr
