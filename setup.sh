@@ -2,7 +2,7 @@
 # setup.sh - one entry point to prepare a fresh Debian/Ubuntu machine for
 # pybpf-tools, build it, create the Python test chroots and run the tests.
 #
-#   ./setup.sh [deps|headers|tracefs|build|chroots|demo|test|all] ...
+#   ./setup.sh [deps|headers|tracefs|build|chroots|austin|demo|test|all] ...
 #
 # Subcommands run in the order given; no argument = "deps headers tracefs
 # build".  Every step is idempotent and cheap when there is nothing to do.
@@ -40,12 +40,13 @@ die()  { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }
 
 usage() {
     cat <<EOF
-usage: $0 [deps|headers|tracefs|build|chroots|demo|test|all] ...
+usage: $0 [deps|headers|tracefs|build|chroots|austin|demo|test|all] ...
   deps     install missing Debian packages (apt-get only if something is missing)
   headers  make kernel headers for $(uname -r) visible to libbcc
   tracefs  mount tracefs (and debugfs) if needed
   build    meson setup (first time) + meson compile in ./$BUILDDIR
   chroots  create Python test chroots in $CHROOTS
+  austin   unpack Debian's austin into the sid chroot (for bench/peer_austin.py)
   demo     run the demo workload and inspect it with build/tools/pydump
   test     deps headers tracefs build chroots, then meson test + pytest
   all      deps headers tracefs build chroots
@@ -348,6 +349,26 @@ do_chroots() {
     fi
 }
 
+# -------------------------------------------------------------- austin --
+# The peer of bench/peer_austin.py. Its sid package cannot be installed
+# while sid's python3 is 3.14 (it depends on python3 < 3.14, for scripts
+# the benchmark does not use), so the .deb and its libraries are unpacked
+# into /opt/austin/root of the chroot.
+do_austin() {
+    local root=$CHROOTS/sid dir=$CHROOTS/sid/opt/austin
+    [ -x "$root/usr/bin/python3.14" ] || do_chroots
+    if [ -x "$dir/root/usr/bin/austin" ]; then
+        say "austin: present ($("$dir/root/usr/bin/austin" --version 2>/dev/null || echo "in $dir"))"
+        return 0
+    fi
+    mkdir -p "$dir"
+    chroot "$root" sh -c 'apt-get update -qq && cd /opt/austin &&
+        apt-get download -q austin libsframe3 libunwind8' >/dev/null ||
+        die "austin: apt-get download in the sid chroot failed"
+    for deb in "$dir"/*.deb; do dpkg-deb -x "$deb" "$dir/root"; done
+    say "austin: unpacked into $dir/root"
+}
+
 # ---------------------------------------------------------------- demo --
 DEMO_PID=
 demo_cleanup() {
@@ -424,7 +445,7 @@ main() {
     [ ${#cmds[@]} -gt 0 ] || cmds=(deps headers tracefs build)
     for c in "${cmds[@]}"; do
         case $c in
-        deps|headers|tracefs|build|chroots|demo|test|all) ;;
+        deps|headers|tracefs|build|chroots|austin|demo|test|all) ;;
         -h|--help|help) usage; exit 0 ;;
         *) usage >&2; exit 2 ;;
         esac
@@ -441,6 +462,7 @@ main() {
         tracefs) do_tracefs ;;
         build)   do_build ;;
         chroots) do_chroots ;;
+        austin)  do_austin ;;
         demo)    run_demo ;;
         test)    do_test ;;
         all)     do_deps; do_headers; do_tracefs; do_build; do_chroots ;;
