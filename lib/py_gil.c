@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "py_threads.h"
 #include "remote_mem.h"
@@ -38,12 +39,34 @@ int py_gil_read(struct py_process *p, uint64_t addr, struct py_gil_state *st)
 	return 0;
 }
 
+/* One check of the holder: 1 when the GIL is free or names a thread of the
+ * list, 0 when it names none, -1 when the threads cannot be read. */
+static int holder_is_listed(struct py_process *p, const struct py_gil_state *st,
+			    struct py_thread *threads)
+{
+	int n;
+
+	if (!st->last_holder || !st->locked)
+		return 1;
+	n = py_threads_read(p, threads, PY_MAX_THREADS);
+	if (n <= 0)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (threads[i].tstate == st->last_holder)
+			return 1;
+	return 0;
+}
+
 int py_gil_locate(struct py_process *p, uint64_t *addr)
 {
+	/* An ending thread unlinks its thread state before it drops the GIL,
+	 * and threads come and go between the two reads: a holder missing
+	 * from the list is only a failure when it stays missing while the
+	 * GIL changes hands (or stays put) over a few tries. */
+	enum { TRIES = 20, PAUSE_US = 5000 };
 	struct py_gil_state st;
 	struct py_thread *threads;
-	bool holder_known = false;
-	int n;
+	int listed = 0;
 
 	if (p->free_threaded) {
 		snprintf(p->err, sizeof(p->err),
@@ -62,18 +85,21 @@ int py_gil_locate(struct py_process *p, uint64_t *addr)
 			 (unsigned long long)st.interval_us, (int)st.locked);
 		return -1;
 	}
-	if (!st.last_holder)
-		return 0;
 	threads = calloc(PY_MAX_THREADS, sizeof(*threads));
 	if (!threads)
 		return -1;
-	n = py_threads_read(p, threads, PY_MAX_THREADS);
-	for (int i = 0; i < n; i++)
-		holder_known |= threads[i].tstate == st.last_holder;
+	for (int try = 0; try < TRIES; try++) {
+		if (try > 0) {
+			usleep(PAUSE_US);
+			if (py_gil_read(p, *addr, &st) < 0)
+				break;
+		}
+		listed = holder_is_listed(p, &st, threads);
+		if (listed != 0)
+			break;
+	}
 	free(threads);
-	/* a holder that has exited since leaves a stale pointer: only a
-	 * locked GIL must name a live thread */
-	if (n > 0 && st.locked && !holder_known) {
+	if (listed == 0) {
 		snprintf(p->err, sizeof(p->err),
 			 "GIL state failed validation (holder 0x%llx is no thread state)",
 			 (unsigned long long)st.last_holder);
