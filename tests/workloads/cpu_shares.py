@@ -14,20 +14,27 @@ a second or more without the guest being told (no steal time), and the
 guest charges that whole pause to whatever thread was running. One such
 pause doubles one call's thread_time while a sampling profiler, whose
 timer fires once when the CPU comes back, sees one sample. The median
-call is immune to those pauses, so calls x median is the CPU work each
-function really did. "spent_raw" keeps the plain sums for comparison.
+call is immune to those pauses. Each call's size n is drawn at random
+(seeded) between half and one and a half times the function's nominal
+size, so that the rounds of the loop have no fixed period for the
+sampling timer to fall in step with (aliasing: a round that lasts a
+multiple of the sampling period puts every sample in the same function);
+"spent" is therefore the sum of the sizes times the median CPU time per
+unit of size. "spent_raw" keeps the plain sums for comparison.
 
 The names contain non-ASCII letters on purpose: the profiler must print
 them as UTF-8.
 """
 import json
 import os
+import random
 import signal
 import sys
 import time
 
 OUT = sys.argv[1]
 durations = {"burn_main": [], "burn_side": [], "burn_ünïcode": []}
+sizes = {k: [] for k in durations}
 window = {"open": True, "frozen": False}
 
 
@@ -52,6 +59,7 @@ def burn_ünïcode(n):
 def open_window(signum, frame):
     for k in durations:
         durations[k] = []
+        sizes[k] = []
     window["open"], window["frozen"] = True, False
 
 
@@ -67,7 +75,8 @@ def median(values):
 def write(ready):
     state = {"pid": os.getpid(), "ready": ready, "frozen": window["frozen"],
              "calls": {k: len(v) for k, v in durations.items()},
-             "spent": {k: len(v) * median(v) for k, v in durations.items()},
+             "spent": {k: sum(sizes[k]) * median([d / n for d, n in zip(v, sizes[k])])
+                       for k, v in durations.items()},
              "spent_raw": {k: sum(v) for k, v in durations.items()}}
     tmp = OUT + ".tmp"
     with open(tmp, "w") as fp:
@@ -79,13 +88,16 @@ def main():
     signal.signal(signal.SIGUSR1, open_window)
     signal.signal(signal.SIGUSR2, close_window)
     work = [(burn_main, 30000), (burn_side, 12000), (burn_ünïcode, 8000)]
+    rng = random.Random(7)
     start = last = time.monotonic()
     while True:
-        for fn, n in work:
+        for fn, nominal in work:
+            n = rng.randint(nominal // 2, nominal * 3 // 2)
             t0 = time.thread_time()
             fn(n)
             if window["open"]:
                 durations[fn.__name__].append(time.thread_time() - t0)
+                sizes[fn.__name__].append(n)
         now = time.monotonic()
         if now - last > 0.2:
             write(now - start > 1.0)
