@@ -3,12 +3,18 @@
  * Discovery of new Python processes, shared by every tool: an exec may
  * have started an interpreter, and a fork of a registered process is one.
  * User space checks each candidate before registering it.
+ *
+ * stack_events tells user space of each new stack in pystacks at once, so
+ * that a short-lived process has its code named before it exits without
+ * user space polling the map; a lost hint only delays naming to the next
+ * full drain.
  */
 BPF_PERF_OUTPUT(proc_events);
+BPF_PERF_OUTPUT(stack_events);
 
 RAW_TRACEPOINT_PROBE(sched_process_exec)
 {
-	struct pyb_proc_event ev = { .pid = bpf_get_current_pid_tgid() >> 32, .kind = 0 };
+	struct pyb_proc_event ev = { .pid = bpf_get_current_pid_tgid() >> 32, .kind = PYB_EVENT_EXEC };
 
 	proc_events.perf_submit(ctx, &ev, sizeof(ev));
 	return 0;
@@ -18,7 +24,7 @@ RAW_TRACEPOINT_PROBE(sched_process_exec)
 TRACEPOINT_PROBE(sched, sched_process_fork)
 {
 	u32 parent = bpf_get_current_pid_tgid() >> 32;
-	struct pyb_proc_event ev = { .pid = args->child_pid, .kind = 1 };
+	struct pyb_proc_event ev = { .pid = args->child_pid, .kind = PYB_EVENT_FORK };
 
 	if (procs.lookup(&parent))
 		proc_events.perf_submit(args, &ev, sizeof(ev));

@@ -170,10 +170,15 @@ struct pyb_hist_key {
 	pyb_u32 slot; /* bpf_log2l(microseconds) */
 };
 
-/* Event sent to user space when a process execs or forks. */
+/* Event sent to user space when a process execs or forks (proc_events),
+ * or when a Python stack is stored for the first time (stack_events: a
+ * hint to name its code objects while the process still lives). */
+enum pyb_event_kind { PYB_EVENT_EXEC, PYB_EVENT_FORK, PYB_EVENT_NEW_STACK };
+
 struct pyb_proc_event {
 	pyb_u32 pid;
-	pyb_u32 kind; /* 0 exec, 1 fork */
+	pyb_u32 kind; /* enum pyb_event_kind */
+	pyb_u64 key;  /* PYB_EVENT_NEW_STACK: its pystacks key */
 };
 
 #endif

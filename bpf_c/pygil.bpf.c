@@ -138,7 +138,7 @@ int note_waiter_stack(void *ctx)
 	if (!proc)
 		return 0;
 	pyb_stat(PYB_STAT_SAMPLES);
-	w->key.pystack = pyb_current_stack(proc, L, s, pid, tid);
+	w->key.pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
 	return 0;
 }
 
@@ -177,7 +177,7 @@ int note_gil_holder(void *ctx)
 	if (!holder || holder == my_ts || pyb_read_s32(gil + L->gil_locked) != 1)
 		return 0;
 	w->holder.tid = pyb_tstate_tid(proc, L, holder);
-	w->holder.pystack = pyb_walk_and_store(proc, L, holder, s, pid);
+	w->holder.pystack = pyb_walk_and_store(ctx, proc, L, holder, s, pid);
 	return 0;
 }
 

@@ -54,7 +54,7 @@ static __always_inline void switched_out(void *ctx, long prev_state, u64 now)
 	st->key.kind = (prev_state & 0xff) ? PYB_KIND_BLOCKED : PYB_KIND_RUNNABLE;
 	bpf_get_current_comm(&st->key.comm, sizeof(st->key.comm));
 	pyb_stat(PYB_STAT_SAMPLES);
-	st->key.pystack = pyb_current_stack(proc, L, s, pid, tid);
+	st->key.pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
 	st->key.user_stack = USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS)
 				     ? stack_traces.get_stackid(ctx, BPF_F_USER_STACK)
 				     : -1;

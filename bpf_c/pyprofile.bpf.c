@@ -30,7 +30,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	key.pid = pid;
 	key.tid = tid;
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
-	key.pystack = pyb_current_stack(proc, L, s, pid, tid);
+	key.pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
 	key.user_stack = USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS)
 				 ? stack_traces.get_stackid(ctx, BPF_F_USER_STACK)
 				 : -1;

@@ -27,9 +27,11 @@ static __always_inline struct pyb_proc *pyb_target(u32 pid, struct pyb_layout **
 	return *L && *s ? proc : NULL;
 }
 
-/* Walks the stack of thread state ts into s, stores it in pystacks if new,
- * counts what went wrong, and returns its key. */
-static __always_inline u64 pyb_walk_and_store(struct pyb_proc *proc, struct pyb_layout *L, u64 ts,
+/* Walks the stack of thread state ts into s, stores it in pystacks if new
+ * (and says so on stack_events), counts what went wrong, and returns its
+ * key. ctx is the program's context. */
+static __always_inline u64 pyb_walk_and_store(void *ctx, struct pyb_proc *proc,
+					      struct pyb_layout *L, u64 ts,
 					      struct pyb_scratch *s, u32 pid)
 {
 	u64 key;
@@ -41,20 +43,30 @@ static __always_inline u64 pyb_walk_and_store(struct pyb_proc *proc, struct pyb_
 		pyb_stat(PYB_STAT_TRUNCATED);
 	if (s->stack.flags & PYB_STACK_READ_ERROR)
 		pyb_stat(PYB_STAT_READ_ERRORS);
-	if (!pystacks.lookup(&key) && pystacks.update(&key, &s->stack) < 0)
-		pyb_stat(PYB_STAT_STACK_MAP_FULL);
+	if (!pystacks.lookup(&key)) {
+		if (pystacks.update(&key, &s->stack) < 0) {
+			pyb_stat(PYB_STAT_STACK_MAP_FULL);
+		} else {
+			struct pyb_proc_event ev = {
+				.pid = pid, .kind = PYB_EVENT_NEW_STACK, .key = key
+			};
+
+			stack_events.perf_submit(ctx, &ev, sizeof(ev));
+		}
+	}
 	return key;
 }
 
 /* The Python stack of the current thread tid, or 0 if it has no thread
  * state (counted). */
-static __always_inline u64 pyb_current_stack(struct pyb_proc *proc, struct pyb_layout *L,
-					     struct pyb_scratch *s, u32 pid, u32 tid)
+static __always_inline u64 pyb_current_stack(void *ctx, struct pyb_proc *proc,
+					     struct pyb_layout *L, struct pyb_scratch *s, u32 pid,
+					     u32 tid)
 {
 	u64 ts = pyb_find_tstate(proc, L, tid);
 
 	if (ts)
-		return pyb_walk_and_store(proc, L, ts, s, pid);
+		return pyb_walk_and_store(ctx, proc, L, ts, s, pid);
 	pyb_stat(PYB_STAT_NO_TSTATE);
 	return 0;
 }

@@ -69,6 +69,34 @@ static bool seen_insert(struct stack_report *rep, uint64_t key)
 	}
 }
 
+/* Names the code objects of stored stack key, once; st is scratch space. */
+static void name_stack(struct stack_report *rep, struct py_registry *reg, int pystacks_fd,
+		       uint64_t key, struct pyb_stack *st)
+{
+	struct py_target *t;
+
+	if (!seen_insert(rep, key) || bpf_lookup_elem(pystacks_fd, &key, st) < 0)
+		return;
+	t = registry_find(reg, (pid_t)st->pid);
+	if (!t || t->state != TARGET_ACTIVE)
+		return;
+	for (uint32_t i = 0; i < st->len && i < PYB_MAX_FRAMES; i++)
+		if (!(st->frames[i].flags & PYB_FRAME_SHIM))
+			code_names_get(&reg->names, &t->proc, st->frames[i].code,
+				       st->frames[i].ident);
+}
+
+void stack_report_name_stack(struct stack_report *rep, struct py_registry *reg, int pystacks_fd,
+			     uint64_t key)
+{
+	struct pyb_stack *st = malloc(sizeof(*st));
+
+	if (!st)
+		return;
+	name_stack(rep, reg, pystacks_fd, key, st);
+	free(st);
+}
+
 void stack_report_drain(struct stack_report *rep, struct py_registry *reg, int pystacks_fd)
 {
 	uint64_t key, next;
@@ -78,19 +106,9 @@ void stack_report_drain(struct stack_report *rep, struct py_registry *reg, int p
 	if (!st)
 		return;
 	while (bpf_get_next_key(pystacks_fd, first ? NULL : &key, &next) == 0) {
-		struct py_target *t;
-
 		first = false;
 		key = next;
-		if (!seen_insert(rep, key) || bpf_lookup_elem(pystacks_fd, &key, st) < 0)
-			continue;
-		t = registry_find(reg, (pid_t)st->pid);
-		if (!t || t->state != TARGET_ACTIVE)
-			continue;
-		for (uint32_t i = 0; i < st->len && i < PYB_MAX_FRAMES; i++)
-			if (!(st->frames[i].flags & PYB_FRAME_SHIM))
-				code_names_get(&reg->names, &t->proc, st->frames[i].code,
-					       st->frames[i].ident);
+		name_stack(rep, reg, pystacks_fd, key, st);
 	}
 	free(st);
 }

@@ -55,9 +55,14 @@ void stack_report_free(struct stack_report *rep);
 
 /*
  * Names the code objects of Python stacks recorded since the last call,
- * while their processes are alive. Call a few times a second.
+ * while their processes are alive: the fallback for new-stack hints that
+ * were lost (see stack_events in bpf_c/discovery.bpf.h).
  */
 void stack_report_drain(struct stack_report *rep, struct py_registry *reg, int pystacks_fd);
+
+/* The same for one new stack (what stack_events announce). */
+void stack_report_name_stack(struct stack_report *rep, struct py_registry *reg, int pystacks_fd,
+			     uint64_t key);
 
 /*
  * Reads every (key, value) of the counts map and builds the rows, merging

@@ -14,7 +14,14 @@
 #include "proc_maps.h"
 #include "py_abi.h"
 
-#define DRAIN_EVERY_NS (100ull * 1000 * 1000)
+/*
+ * Turns of the main loop cost CPU whatever the sampling rate: they are
+ * kept few. Events (exec, fork, new stacks) wake it at once; the turns
+ * only check that targets live, retry pending ones and rescan.
+ */
+#define TURN_MS 200
+#define FAST_TURN_MS 20
+#define DRAIN_EVERY_NS (1000ull * 1000 * 1000)
 #define SCAN_EVERY_NS (1000ull * 1000 * 1000)
 
 volatile sig_atomic_t session_stop;
@@ -144,9 +151,29 @@ static void on_proc_event(void *ctx, void *data, int size)
 		return;
 	memcpy(&ev, data, sizeof(ev));
 	/* fork also fires for new threads: only new processes matter */
-	if (ev.kind == 1 && tgid_of((pid_t)ev.pid) != (pid_t)ev.pid)
+	if (ev.kind == PYB_EVENT_FORK && tgid_of((pid_t)ev.pid) != (pid_t)ev.pid)
 		return;
 	registry_consider(&s->reg, (pid_t)ev.pid, true);
+}
+
+static void on_stack_event(void *ctx, void *data, int size)
+{
+	struct tool_session *s = ctx;
+	struct pyb_proc_event ev;
+
+	if (size < (int)sizeof(ev))
+		return;
+	memcpy(&ev, data, sizeof(ev));
+	if (s->rep)
+		stack_report_name_stack(s->rep, &s->reg, s->pystacks_fd, ev.key);
+	else
+		s->hints_lost = true; /* not running yet: the first drain sees it */
+}
+
+static void on_lost_hints(void *ctx, uint64_t lost)
+{
+	(void)lost;
+	((struct tool_session *)ctx)->hints_lost = true;
 }
 
 static void on_lost_events(void *ctx, uint64_t lost)
@@ -165,6 +192,8 @@ int session_start_discovery(struct tool_session *s)
 	    bpf_module_attach_raw_tracepoint(&s->bpf, exec_fd, "sched_process_exec") < 0 ||
 	    bpf_module_attach_tracepoint(&s->bpf, fork_fd, "sched", "sched_process_fork") < 0 ||
 	    bpf_module_open_events(&s->bpf, "proc_events", on_proc_event, on_lost_events, s, 8) <
+		    0 ||
+	    bpf_module_open_events(&s->bpf, "stack_events", on_stack_event, on_lost_hints, s, 8) <
 		    0) {
 		fprintf(stderr, "%s: %s\n", s->tool, s->bpf.err);
 		return -1;
@@ -204,15 +233,22 @@ void session_run(struct tool_session *s, int duration, struct stack_report *rep)
 	clock_gettime(CLOCK_REALTIME, &wall);
 	rep->start_realtime_ns = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec;
 
+	s->rep = rep;
 	while (!session_stop) {
-		uint64_t now;
+		uint64_t now = monotonic_ns();
+		int turn_ms = s->on_tick || registry_count(&s->reg, TARGET_PENDING) ? FAST_TURN_MS
+										  : TURN_MS;
 
-		bpf_module_poll_events(&s->bpf, 20);
+		/* wake up at the end of the run, not a turn later */
+		if (end != UINT64_MAX && now < end && end - now < (uint64_t)turn_ms * 1000000ull)
+			turn_ms = (int)((end - now + 999999) / 1000000);
+		bpf_module_poll_events(&s->bpf, turn_ms);
 		registry_tick(&s->reg);
 		if (s->on_tick)
 			s->on_tick(s, s->tick_ctx);
 		now = monotonic_ns();
-		if (now - last_drain >= DRAIN_EVERY_NS) {
+		if (s->hints_lost || now - last_drain >= DRAIN_EVERY_NS) {
+			s->hints_lost = false;
 			stack_report_drain(rep, &s->reg, s->pystacks_fd);
 			last_drain = now;
 		}
@@ -233,6 +269,7 @@ void session_run(struct tool_session *s, int duration, struct stack_report *rep)
 		}
 	}
 	rep->duration_ns = monotonic_ns() - start;
+	s->rep = NULL;
 	/* stop sampling before reading, then name what is left */
 	for (int i = 0; i < s->bpf.nperf; i++)
 		bpf_close_perf_event_fd(s->bpf.perf_fds[i]);

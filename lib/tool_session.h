@@ -27,9 +27,14 @@ struct tool_session {
 	pid_t pids[SESSION_MAX_PIDS];
 	size_t npids;
 	uint64_t lost_events;
+	/* new-stack hints: the report to name them in (set by session_run),
+	 * and whether some were lost, which asks for a full drain */
+	struct stack_report *rep;
+	bool hints_lost;
 	int pystacks_fd, counts_fd, stacks_fd, stats_fd;
 	bool verbose;
-	/* called on every turn of session_run (every ~20 ms), if set */
+	/* called on every turn of session_run, if set; those turns come every
+	 * 20 ms then (otherwise every 200 ms unless something is pending) */
 	void (*on_tick)(struct tool_session *s, void *ctx);
 	void *tick_ctx;
 };
