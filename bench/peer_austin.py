@@ -12,7 +12,9 @@ profiler, pyprofile -p, austin -s -p (CPU time only, as pyprofile). The
 timed window opens once the profiler is attached. Figures per profiler:
 
   slowdown   workload throughput profiled / unprofiled, same round
-  CPU        the profiler process's user+sys time during the window, plus
+  CPU        the profiler process's CPU time during the window (all its
+             threads, from /proc/PID/task/*/schedstat: nanoseconds, where
+             the tick counts of /proc/PID/stat are 10 ms), plus
              (pyprofile) the run time of its BPF programs, in % of a CPU
   accuracy   each function's share of the samples minus its share of the
              workload's CPU time (points)
@@ -43,7 +45,18 @@ PYTHON = "/usr/bin/python3.11"
 WORKLOAD = os.path.join(REPO, "bench", "shares_go.py")
 FUNCS = ("burn_a", "burn_b")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tool_overhead import prog_fds, cpu_ticks  # noqa: E402
+from tool_overhead import prog_fds  # noqa: E402
+
+
+def cpu_ns(pid):
+    """CPU time of every thread of pid so far, in nanoseconds."""
+    total = 0
+    for task in os.listdir("/proc/%d/task" % pid):
+        try:
+            total += int(open("/proc/%d/task/%s/schedstat" % (pid, task)).read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that just ended
+    return total
 
 
 def host(path):
@@ -125,7 +138,7 @@ def run(kind, hz, seconds, tmp):
     prof = start_profiler(kind, wl.pid, hz, out) if kind != "none" else None
     ppid = prof.pid if prof else None
     if prof:
-        c0, b0 = cpu_ticks(ppid), sum(p[2] for p in prog_fds(ppid))
+        c0, b0 = cpu_ns(ppid), sum(p[2] for p in prog_fds(ppid))
     t0 = time.monotonic()
     wl.stdin.write("go\n")
     wl.stdin.flush()
@@ -134,8 +147,8 @@ def run(kind, hz, seconds, tmp):
     res = dict(zip(("rate", "cpu_burn_a", "cpu_burn_b"),
                    map(float, re.findall(r" ([\d.]+)", line))))
     if prof:
-        c1, b1 = cpu_ticks(ppid), sum(p[2] for p in prog_fds(ppid))
-        res["cpu"] = ((c1 - c0) / os.sysconf("SC_CLK_TCK") + (b1 - b0) / 1e9) / (t1 - t0)
+        c1, b1 = cpu_ns(ppid), sum(p[2] for p in prog_fds(ppid))
+        res["cpu"] = ((c1 - c0) + (b1 - b0)) / 1e9 / (t1 - t0)
         res["bpf"] = (b1 - b0) / 1e9 / (t1 - t0)
         prof.send_signal(signal.SIGINT)
         try:
@@ -177,7 +190,7 @@ def main():
                 base = round_res["none"]["rate"]
                 print("%d Hz round %d (%s): " % (hz, r + 1, ",".join(order)) + "; ".join(
                     "%s %.2f/s" % (k, round_res[k]["rate"]) + (
-                        " (x%.3f, CPU %.1f%%, err %.1f pts, %d samples of %.0f)"
+                        " (x%.3f, CPU %.2f%%, err %.1f pts, %d samples of %.0f)"
                         % (round_res[k]["rate"] / base, 100 * round_res[k]["cpu"],
                            round_res[k]["error"], round_res[k]["samples"],
                            round_res[k]["expected"]) if k != "none" else "")

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,9 +235,14 @@ int bpf_module_open_events(struct bpf_module *m, const char *table, bpf_event_fn
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
-		void *reader = bpf_open_perf_buffer(fn, lost, ctx, -1, cpus[i], pages);
+		void *reader;
 		int key = cpus[i], fd;
 
+		if (m->nreaders >= (int)(sizeof(m->readers) / sizeof(m->readers[0]))) {
+			snprintf(m->err, sizeof(m->err), "too many perf buffers");
+			return -1;
+		}
+		reader = bpf_open_perf_buffer(fn, lost, ctx, -1, cpus[i], pages);
 		if (!reader) {
 			snprintf(m->err, sizeof(m->err), "cannot open perf buffer on CPU %d", key);
 			return -1;
@@ -252,10 +258,33 @@ int bpf_module_open_events(struct bpf_module *m, const char *table, bpf_event_fn
 	return 0;
 }
 
-void bpf_module_poll_events(struct bpf_module *m, int timeout_ms)
+int bpf_module_poll_events(struct bpf_module *m, int timeout_ms, struct pollfd *extra,
+			   int nextra)
 {
-	if (m->nreaders)
-		perf_reader_poll(m->nreaders, (struct perf_reader **)m->readers, timeout_ms);
-	else if (timeout_ms > 0)
+	int n = m->nreaders + nextra, ready = 0;
+	struct pollfd *fds = calloc((size_t)(n ? n : 1), sizeof(*fds));
+
+	if (!fds) {
 		usleep((useconds_t)timeout_ms * 1000);
+		return 0;
+	}
+	for (int i = 0; i < m->nreaders; i++) {
+		fds[i].fd = perf_reader_fd(m->readers[i]);
+		fds[i].events = POLLIN;
+	}
+	for (int i = 0; i < nextra; i++) {
+		fds[m->nreaders + i] = extra[i];
+		fds[m->nreaders + i].revents = 0;
+	}
+	if (poll(fds, (nfds_t)n, timeout_ms) > 0) {
+		for (int i = 0; i < m->nreaders; i++)
+			if (fds[i].revents & POLLIN)
+				perf_reader_event_read(m->readers[i]);
+		for (int i = 0; i < nextra; i++) {
+			extra[i].revents = fds[m->nreaders + i].revents;
+			ready += extra[i].revents != 0;
+		}
+	}
+	free(fds);
+	return ready;
 }

@@ -15,7 +15,7 @@ struct bpf_module {
 	int nperf;
 	int attach_fds[8];
 	int nattach;
-	void *readers[BPF_MODULE_MAX_CPUS]; /* perf buffer readers */
+	void *readers[2 * BPF_MODULE_MAX_CPUS]; /* perf buffer readers: two buffers */
 	int nreaders;
 	char err[512];
 };
@@ -52,8 +52,15 @@ typedef void (*bpf_event_fn)(void *ctx, void *data, int size);
 typedef void (*bpf_lost_fn)(void *ctx, uint64_t lost);
 int bpf_module_open_events(struct bpf_module *m, const char *table, bpf_event_fn fn,
 			   bpf_lost_fn lost, void *ctx, int pages);
-/* Polls the perf buffers for up to timeout_ms. */
-void bpf_module_poll_events(struct bpf_module *m, int timeout_ms);
+/*
+ * Waits up to timeout_ms for events in the perf buffers or for one of the
+ * nextra other descriptors, and hands the events to their callbacks. The
+ * revents of extra tell which of those became ready. Returns the number of
+ * ready extra descriptors.
+ */
+struct pollfd;
+int bpf_module_poll_events(struct bpf_module *m, int timeout_ms, struct pollfd *extra,
+			   int nextra);
 
 /* Online CPU numbers; returns the count. */
 int online_cpus(int *cpus, int max);

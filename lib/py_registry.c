@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +19,11 @@
 
 #define PENDING_RETRY_NS (20ull * 1000 * 1000)
 #define PENDING_GIVE_UP_NS (3ull * 1000 * 1000 * 1000)
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434 /* Linux 5.3, the same number on every architecture */
+#endif
+/* pidfds kept open at most: the descriptor limit is shared with /proc reads */
+#define MAX_PIDFDS 256
 #define SEED_EVERY_NS (1000ull * 1000 * 1000)
 
 uint64_t monotonic_ns(void)
@@ -42,9 +49,12 @@ void registry_init(struct py_registry *r, const char *tool, int procs_fd, int la
 
 void registry_free(struct py_registry *r)
 {
-	for (size_t i = 0; i < r->n; i++)
+	for (size_t i = 0; i < r->n; i++) {
 		if (r->v[i].native_syms)
 			bcc_free_symcache(r->v[i].native_syms, r->v[i].pid);
+		if (r->v[i].pidfd >= 0)
+			close(r->v[i].pidfd);
+	}
 	free(r->v);
 	code_names_free(&r->names);
 	memset(r, 0, sizeof(*r));
@@ -187,6 +197,23 @@ static long os_threads(pid_t pid)
  * for such processes user space, which can walk the whole list, fills the
  * cache itself, once a second. BPF checks each entry before use.
  */
+/* Its BPF entry stays: samples may be in flight. */
+static void close_pidfd(struct py_registry *r, struct py_target *t)
+{
+	if (t->pidfd >= 0) {
+		close(t->pidfd);
+		t->pidfd = -1;
+		r->npidfds--;
+	}
+}
+
+static void mark_exited(struct py_registry *r, struct py_target *t)
+{
+	t->state = TARGET_GONE;
+	r->exited++;
+	close_pidfd(r, t);
+}
+
 static void seed_thread_states(struct py_registry *r, struct py_target *t, uint64_t now)
 {
 	struct py_thread *threads;
@@ -222,6 +249,11 @@ static void try_target(struct py_registry *r, struct py_target *t)
 			snprintf(t->proc.err, sizeof(t->proc.err), "cannot register with BPF");
 		} else {
 			t->state = TARGET_ACTIVE;
+			/* the same process after an exec keeps its pidfd */
+			if (t->pidfd < 0 && r->npidfds < MAX_PIDFDS) {
+				t->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+				r->npidfds += t->pidfd >= 0;
+			}
 			t->activations++;
 			t->last_seed_ns = 0;
 			seed_thread_states(r, t, now);
@@ -248,6 +280,8 @@ static void try_target(struct py_registry *r, struct py_target *t)
 	} else {
 		t->state = TARGET_PENDING;
 	}
+	if (t->state != TARGET_ACTIVE)
+		close_pidfd(r, t);
 	/* Say why a Python process (or one the user named) is not profiled. */
 	if ((t->state == TARGET_REFUSED || (t->state == TARGET_NOT_PYTHON && r->only)) &&
 	    !t->reported) {
@@ -285,6 +319,7 @@ void registry_consider(struct py_registry *r, pid_t pid, bool young)
 		t = &r->v[r->n++];
 		memset(t, 0, sizeof(*t));
 		t->pid = pid;
+		t->pidfd = -1;
 	}
 	t->first_seen_ns = monotonic_ns();
 	if (!young)
@@ -303,13 +338,37 @@ void registry_tick(struct py_registry *r)
 		if (t->state == TARGET_PENDING && now - t->last_try_ns >= PENDING_RETRY_NS) {
 			try_target(r, t);
 		} else if (t->state == TARGET_ACTIVE) {
-			if (!proc_alive(t->pid)) {
-				t->state = TARGET_GONE; /* its BPF entry stays: samples in flight */
-				r->exited++;
-			} else {
+			if (t->pidfd < 0 && !proc_alive(t->pid))
+				mark_exited(r, t);
+			else
 				seed_thread_states(r, t, now);
-			}
 		}
+	}
+}
+
+int registry_exit_fds(const struct py_registry *r, struct pollfd *fds, int max)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < r->n && n < max; i++) {
+		if (r->v[i].state != TARGET_ACTIVE || r->v[i].pidfd < 0)
+			continue;
+		fds[n].fd = r->v[i].pidfd;
+		fds[n].events = POLLIN;
+		fds[n].revents = 0;
+		n++;
+	}
+	return n;
+}
+
+void registry_note_exits(struct py_registry *r, const struct pollfd *fds, int n)
+{
+	for (int k = 0; k < n; k++) {
+		if (!fds[k].revents)
+			continue;
+		for (size_t i = 0; i < r->n; i++)
+			if (r->v[i].state == TARGET_ACTIVE && r->v[i].pidfd == fds[k].fd)
+				mark_exited(r, &r->v[i]);
 	}
 }
 

@@ -35,6 +35,7 @@ struct py_target {
 	void *native_syms; /* bcc symbol cache, when native stacks are trusted */
 	unsigned activations; /* times made active: a new program after an exec */
 	uint64_t last_seed_ns; /* thread states last handed to BPF (see registry_tick) */
+	int pidfd; /* readable once the process has exited; -1: none (then /proc is polled) */
 };
 
 struct py_registry {
@@ -44,6 +45,7 @@ struct py_registry {
 	int nlayouts;
 	int procs_fd, layouts_fd;
 	int tstates_fd; /* BPF's tid -> thread state cache; -1: none */
+	int npidfds;    /* open pidfds of targets */
 	const pid_t *only; /* -p list; NULL: every Python process */
 	size_t nonly;
 	const char *tool; /* for messages */
@@ -60,10 +62,20 @@ void registry_free(struct py_registry *r);
  * starting, so failures are retried for a while. */
 void registry_consider(struct py_registry *r, pid_t pid, bool young);
 
-/* Retries pending processes, notices exits, and hands BPF the thread
+/* Retries pending processes, notices exits (of processes without a pidfd;
+ * the others are reported by registry_exit_fds), and hands BPF the thread
  * states of processes with more threads than it searches by itself
- * (PYB_MAX_THREAD_SCAN). Call every few tens of ms. */
+ * (PYB_MAX_THREAD_SCAN). Call every 20 ms while some process is pending,
+ * otherwise about once a second. */
 void registry_tick(struct py_registry *r);
+
+/* Fills fds (up to max) with the pidfds of active processes, to poll for
+ * their exit; returns how many. */
+struct pollfd;
+int registry_exit_fds(const struct py_registry *r, struct pollfd *fds, int max);
+
+/* After the poll: marks the processes whose pidfd became ready as gone. */
+void registry_note_exits(struct py_registry *r, const struct pollfd *fds, int n);
 
 /* System-wide: looks for processes not seen yet. */
 void registry_scan(struct py_registry *r);

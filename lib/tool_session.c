@@ -4,6 +4,7 @@
 #include <bcc/libbpf.h>
 #include <errno.h>
 #include <linux/bpf.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,13 +16,15 @@
 #include "py_abi.h"
 
 /*
- * Turns of the main loop cost CPU whatever the sampling rate: they are
- * kept few. Events (exec, fork, new stacks) wake it at once; the turns
- * only check that targets live, retry pending ones and rescan.
+ * Turns of the main loop cost CPU whatever the sampling rate (a wakeup and
+ * a few system calls, expensive in a VM): they are kept few. Events wake
+ * it at once: exec, fork and new stacks from BPF, exits from the targets'
+ * pidfds. The turns retry pending processes, rescan, and check processes
+ * that have no pidfd.
  */
-#define TURN_MS 200
+#define TURN_MS 1000
 #define FAST_TURN_MS 20
-#define DRAIN_EVERY_NS (1000ull * 1000 * 1000)
+#define SESSION_MAX_EXIT_FDS 256
 #define SCAN_EVERY_NS (1000ull * 1000 * 1000)
 
 volatile sig_atomic_t session_stop;
@@ -226,7 +229,7 @@ static bool all_targets_gone(struct tool_session *s)
 
 void session_run(struct tool_session *s, int duration, struct stack_report *rep)
 {
-	uint64_t start = monotonic_ns(), last_drain = start, last_scan = start;
+	uint64_t start = monotonic_ns(), last_scan = start;
 	uint64_t end = duration > 0 ? start + (uint64_t)duration * 1000000000ull : UINT64_MAX;
 	struct timespec wall;
 
@@ -235,6 +238,8 @@ void session_run(struct tool_session *s, int duration, struct stack_report *rep)
 
 	s->rep = rep;
 	while (!session_stop) {
+		struct pollfd exit_fds[SESSION_MAX_EXIT_FDS];
+		int nexit;
 		uint64_t now = monotonic_ns();
 		int turn_ms = s->on_tick || registry_count(&s->reg, TARGET_PENDING) ? FAST_TURN_MS
 										  : TURN_MS;
@@ -242,15 +247,19 @@ void session_run(struct tool_session *s, int duration, struct stack_report *rep)
 		/* wake up at the end of the run, not a turn later */
 		if (end != UINT64_MAX && now < end && end - now < (uint64_t)turn_ms * 1000000ull)
 			turn_ms = (int)((end - now + 999999) / 1000000);
-		bpf_module_poll_events(&s->bpf, turn_ms);
+		nexit = registry_exit_fds(&s->reg, exit_fds, SESSION_MAX_EXIT_FDS);
+		if (bpf_module_poll_events(&s->bpf, turn_ms, exit_fds, nexit) > 0)
+			registry_note_exits(&s->reg, exit_fds, nexit);
 		registry_tick(&s->reg);
 		if (s->on_tick)
 			s->on_tick(s, s->tick_ctx);
 		now = monotonic_ns();
-		if (s->hints_lost || now - last_drain >= DRAIN_EVERY_NS) {
+		/* every new stack was named as its hint came, unless hints were
+		 * lost: a full walk of the map (which costs a scan of all its
+		 * buckets) only then */
+		if (s->hints_lost) {
 			s->hints_lost = false;
 			stack_report_drain(rep, &s->reg, s->pystacks_fd);
-			last_drain = now;
 		}
 		if (!s->npids && now - last_scan >= SCAN_EVERY_NS) {
 			registry_scan(&s->reg);

@@ -34,7 +34,7 @@ struct tool_session {
 	int pystacks_fd, counts_fd, stacks_fd, stats_fd;
 	bool verbose;
 	/* called on every turn of session_run, if set; those turns come every
-	 * 20 ms then (otherwise every 200 ms unless something is pending) */
+	 * 20 ms then (otherwise about once a second unless something is pending) */
 	void (*on_tick)(struct tool_session *s, void *ctx);
 	void *tick_ctx;
 };
