@@ -171,6 +171,11 @@ static void sample_gil(struct gil_monitor *m, struct gil_proc_info *p, struct py
 
 	if (py_gil_read(&t->proc, p->gil, &st) < 0)
 		return;
+	/* The count only grows: one that went back is another program's GIL
+	 * at the same address (an exec the registry has not seen yet, e.g. the
+	 * same non-PIE interpreter). Its numbers wait for the re-adoption. */
+	if (st.switch_number < p->switch_last)
+		return;
 	p->samples++;
 	p->switch_last = st.switch_number;
 	p->last_ns = now;
@@ -286,7 +291,8 @@ static void print_proc(struct gil_monitor *m, struct gil_proc_info *p, FILE *out
 {
 	uint64_t from = since_last ? p->prev_ns : p->first_ns;
 	uint64_t to = p->gone ? p->last_ns : now;
-	uint64_t switches = p->switch_last - (since_last ? p->switch_prev : p->switch_first);
+	uint64_t base = since_last ? p->switch_prev : p->switch_first;
+	uint64_t switches = p->switch_last - base;
 	uint64_t samples = p->samples - (since_last ? p->prev_samples : 0);
 	uint64_t all_wait = 0, all_wall = 0, all_episodes = 0;
 	double secs = (double)(to > from ? to - from : 1) / 1e9;
