@@ -222,7 +222,8 @@ static void seed_thread_states(struct py_registry *r, struct py_target *t, uint6
 	if (r->tstates_fd < 0 || now - t->last_seed_ns < SEED_EVERY_NS)
 		return;
 	t->last_seed_ns = now;
-	if (os_threads(t->pid) <= PYB_MAX_THREAD_SCAN / 2)
+	t->many_threads = os_threads(t->pid) > PYB_MAX_THREAD_SCAN / 2;
+	if (!t->many_threads)
 		return;
 	threads = malloc(PY_MAX_THREADS * sizeof(*threads));
 	if (!threads)
@@ -344,6 +345,21 @@ void registry_tick(struct py_registry *r)
 				seed_thread_states(r, t, now);
 		}
 	}
+}
+
+int registry_turn_ms(const struct py_registry *r)
+{
+	int ms = REGISTRY_IDLE_TURN_MS;
+
+	for (size_t i = 0; i < r->n; i++) {
+		const struct py_target *t = &r->v[i];
+
+		if (t->state == TARGET_PENDING)
+			return (int)(PENDING_RETRY_NS / 1000000);
+		if (t->state == TARGET_ACTIVE && (t->pidfd < 0 || t->many_threads))
+			ms = (int)(SEED_EVERY_NS / 1000000);
+	}
+	return ms;
 }
 
 int registry_exit_fds(const struct py_registry *r, struct pollfd *fds, int max)

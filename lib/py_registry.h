@@ -36,6 +36,7 @@ struct py_target {
 	unsigned activations; /* times made active: a new program after an exec */
 	uint64_t last_seed_ns; /* thread states last handed to BPF (see registry_tick) */
 	int pidfd; /* readable once the process has exited; -1: none (then /proc is polled) */
+	bool many_threads; /* more than BPF's search covers, at the last look */
 };
 
 struct py_registry {
@@ -68,6 +69,12 @@ void registry_consider(struct py_registry *r, pid_t pid, bool young);
  * (PYB_MAX_THREAD_SCAN). Call every 20 ms while some process is pending,
  * otherwise about once a second. */
 void registry_tick(struct py_registry *r);
+
+/* How soon registry_tick wants to run again, in ms: 20 while a process is
+ * pending, 1000 while one has no pidfd or many threads, otherwise
+ * REGISTRY_IDLE_TURN_MS (only thread counts are checked then). */
+#define REGISTRY_IDLE_TURN_MS 5000
+int registry_turn_ms(const struct py_registry *r);
 
 /* Fills fds (up to max) with the pidfds of active processes, to poll for
  * their exit; returns how many. */

@@ -17,12 +17,15 @@
 
 /*
  * Turns of the main loop cost CPU whatever the sampling rate (a wakeup and
- * a few system calls, expensive in a VM): they are kept few. Events wake
- * it at once: exec, fork and new stacks from BPF, exits from the targets'
- * pidfds. The turns retry pending processes, rescan, and check processes
- * that have no pidfd.
+ * a few system calls: about a millisecond of CPU in a VM, which is more
+ * than BPF spends on 99 samples): they are kept few. Events wake it at
+ * once: exec, fork and new stacks from BPF, exits from the targets'
+ * pidfds. The turns retry pending processes (every 20 ms), rescan the
+ * system (every second), check processes that have no pidfd and feed
+ * BPF the threads of processes with many (every second); with none of
+ * that to do, -p runs turn every REGISTRY_IDLE_TURN_MS.
  */
-#define TURN_MS 1000
+#define SCAN_TURN_MS 1000
 #define FAST_TURN_MS 20
 #define SESSION_MAX_EXIT_FDS 256
 #define SCAN_EVERY_NS (1000ull * 1000 * 1000)
@@ -241,8 +244,10 @@ void session_run(struct tool_session *s, int duration, struct stack_report *rep)
 		struct pollfd exit_fds[SESSION_MAX_EXIT_FDS];
 		int nexit;
 		uint64_t now = monotonic_ns();
-		int turn_ms = s->on_tick || registry_count(&s->reg, TARGET_PENDING) ? FAST_TURN_MS
-										  : TURN_MS;
+		int turn_ms = s->on_tick ? FAST_TURN_MS : registry_turn_ms(&s->reg);
+
+		if (!s->npids && turn_ms > SCAN_TURN_MS)
+			turn_ms = SCAN_TURN_MS;
 
 		/* wake up at the end of the run, not a turn later */
 		if (end != UINT64_MAX && now < end && end - now < (uint64_t)turn_ms * 1000000ull)
