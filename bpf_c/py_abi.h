@@ -94,6 +94,16 @@ struct pyb_frame {
 	 ((pyb_u64)(hash) * 0xc2b2ae3d27d4eb4fULL) ^ (pyb_u64)(tail))
 #define PYB_CODE_IDENT(name_ident, file_ident) ((name_ident) * 31 + (file_ident))
 
+/* Key of `named_codes`: a code object user space has named (pid's
+ * code_names cache holds it), so a new stack made of such frames needs no
+ * hint: it is named from the map when read. */
+struct pyb_named_key {
+	pyb_u32 pid;
+	pyb_u32 pad;
+	pyb_u64 code;
+	pyb_u64 ident;
+};
+
 enum pyb_stack_flags {
 	PYB_STACK_TRUNCATED = 1 << 0, /* more frames than PYB_MAX_FRAMES */
 	PYB_STACK_NO_TSTATE = 1 << 1, /* thread has no Python thread state */

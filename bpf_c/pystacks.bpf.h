@@ -9,6 +9,9 @@
  */
 BPF_F_TABLE("hash", u64, struct pyb_stack, pystacks, PYSTACKS_SIZE, BPF_F_NO_PREALLOC);
 BPF_HASH(counts, struct pyb_count_key, u64, COUNTS_SIZE);
+/* Code objects user space has named (it fills this). LRU: a code object
+ * pushed out only costs a hint too many. */
+BPF_TABLE("lru_hash", struct pyb_named_key, u8, named_codes, 65536);
 
 /* The registered process pid, with its layout and the CPU's scratch
  * space; NULL (nothing to do) for any other process. */
@@ -27,8 +30,31 @@ static __always_inline struct pyb_proc *pyb_target(u32 pid, struct pyb_layout **
 	return *L && *s ? proc : NULL;
 }
 
+/* Whether user space has named every Python frame of the stack in s. */
+static __always_inline bool pyb_all_named(struct pyb_scratch *s, u32 pid)
+{
+	struct pyb_named_key k = { .pid = pid };
+	u32 len = s->stack.len;
+
+	/* never true; but without it the verifier runs out of steps */
+	if (len > PYB_MAX_FRAMES)
+		return false;
+	for (u32 i = 0; i < PYB_MAX_FRAMES; i++) {
+		if (i >= len)
+			break;
+		if (s->stack.frames[i].flags & PYB_FRAME_SHIM)
+			continue;
+		k.code = s->stack.frames[i].code;
+		k.ident = s->stack.frames[i].ident;
+		if (!named_codes.lookup(&k))
+			return false;
+	}
+	return true;
+}
+
 /* Walks the stack of thread state ts into s, stores it in pystacks if new
- * (and says so on stack_events), counts what went wrong, and returns its
+ * (and, if it has frames to name, says so on stack_events), counts what
+ * went wrong, and returns its
  * key. ctx is the program's context. */
 static __always_inline u64 pyb_walk_and_store(void *ctx, struct pyb_proc *proc,
 					      struct pyb_layout *L, u64 ts,
@@ -46,7 +72,10 @@ static __always_inline u64 pyb_walk_and_store(void *ctx, struct pyb_proc *proc,
 	if (!pystacks.lookup(&key)) {
 		if (pystacks.update(&key, &s->stack) < 0) {
 			pyb_stat(PYB_STAT_STACK_MAP_FULL);
-		} else {
+		} else if (!pyb_all_named(s, pid)) {
+			/* wakes user space: hints only for stacks with code
+			 * objects it has not named (their process may be
+			 * gone by the end); the rest wait for the end */
 			struct pyb_proc_event ev = {
 				.pid = pid, .kind = PYB_EVENT_NEW_STACK, .key = key
 			};

@@ -210,9 +210,12 @@ static __always_inline u64 pyb_walk(struct pyb_proc *proc, struct pyb_layout *L,
 		hash = (hash ^ ident) * 0x100000001b3ULL;
 		hash = (hash ^ (u32)offset) * 0x100000001b3ULL;
 	}
-	if (n >= PYB_MAX_FRAMES && frame)
-		s->stack.flags |= PYB_STACK_TRUNCATED;
+	/* Not "n >= PYB_MAX_FRAMES": a compare would make n precise, and the
+	 * verifier then checks what follows once for every value of n. A
+	 * frame left unread without a read error means the loop ran out. */
 	s->stack.len = n;
+	if (frame && !(s->stack.flags & PYB_STACK_READ_ERROR))
+		s->stack.flags |= PYB_STACK_TRUNCATED;
 	hash ^= s->stack.flags;
 	return hash ? hash : 1;
 }

@@ -42,6 +42,7 @@ void registry_init(struct py_registry *r, const char *tool, int procs_fd, int la
 	r->procs_fd = procs_fd;
 	r->layouts_fd = layouts_fd;
 	r->tstates_fd = -1;
+	r->named_fd = -1;
 	r->only = only;
 	r->nonly = nonly;
 	code_names_init(&r->names);

@@ -46,6 +46,7 @@ struct py_registry {
 	int nlayouts;
 	int procs_fd, layouts_fd;
 	int tstates_fd; /* BPF's tid -> thread state cache; -1: none */
+	int named_fd;   /* BPF's set of named code objects; -1: none */
 	int npidfds;    /* open pidfds of targets */
 	const pid_t *only; /* -p list; NULL: every Python process */
 	size_t nonly;

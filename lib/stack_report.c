@@ -74,16 +74,26 @@ static void name_stack(struct stack_report *rep, struct py_registry *reg, int py
 		       uint64_t key, struct pyb_stack *st)
 {
 	struct py_target *t;
+	struct code_name *e;
 
 	if (!seen_insert(rep, key) || bpf_lookup_elem(pystacks_fd, &key, st) < 0)
 		return;
 	t = registry_find(reg, (pid_t)st->pid);
 	if (!t || t->state != TARGET_ACTIVE)
 		return;
-	for (uint32_t i = 0; i < st->len && i < PYB_MAX_FRAMES; i++)
-		if (!(st->frames[i].flags & PYB_FRAME_SHIM))
-			code_names_get(&reg->names, &t->proc, st->frames[i].code,
-				       st->frames[i].ident);
+	for (uint32_t i = 0; i < st->len && i < PYB_MAX_FRAMES; i++) {
+		struct pyb_named_key k = { .pid = st->pid,
+					   .code = st->frames[i].code,
+					   .ident = st->frames[i].ident };
+		uint8_t one = 1;
+
+		if (st->frames[i].flags & PYB_FRAME_SHIM)
+			continue;
+		e = code_names_get(&reg->names, &t->proc, k.code, k.ident);
+		/* named: BPF need not say so again (a failure is retried) */
+		if (e && e->resolved && reg->named_fd >= 0)
+			bpf_update_elem(reg->named_fd, &k, &one, BPF_ANY);
+	}
 }
 
 void stack_report_name_stack(struct stack_report *rep, struct py_registry *reg, int pystacks_fd,

@@ -207,6 +207,7 @@ int session_start_discovery(struct tool_session *s)
 	registry_init(&s->reg, s->tool, bpf_module_table_fd(&s->bpf, "procs"),
 		      bpf_module_table_fd(&s->bpf, "layouts"), s->npids ? s->pids : NULL, s->npids);
 	s->reg.tstates_fd = bpf_module_table_fd(&s->bpf, "tstates");
+	s->reg.named_fd = bpf_module_table_fd(&s->bpf, "named_codes");
 	if (s->npids) {
 		for (size_t i = 0; i < s->npids; i++)
 			registry_consider(&s->reg, s->pids[i], false);
