@@ -8,14 +8,26 @@
  * that a short-lived process has its code named before it exits without
  * user space polling the map; a lost hint only delays naming to the next
  * full drain.
+ *
+ * PYB_ONLY_PIDS (-p): only the listed PIDs matter, which user space puts
+ * in only_pids; other execs are not announced (each announcement wakes
+ * user space, which costs more than the rest of a quiet second), and the
+ * fork probe is not attached.
  */
 BPF_PERF_OUTPUT(proc_events);
 BPF_PERF_OUTPUT(stack_events);
+#ifdef PYB_ONLY_PIDS
+BPF_HASH(only_pids, u32, u8, 64); /* SESSION_MAX_PIDS */
+#endif
 
 RAW_TRACEPOINT_PROBE(sched_process_exec)
 {
 	struct pyb_proc_event ev = { .pid = bpf_get_current_pid_tgid() >> 32, .kind = PYB_EVENT_EXEC };
 
+#ifdef PYB_ONLY_PIDS
+	if (!only_pids.lookup(&ev.pid))
+		return 0;
+#endif
 	proc_events.perf_submit(ctx, &ev, sizeof(ev));
 	return 0;
 }

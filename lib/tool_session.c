@@ -120,6 +120,8 @@ int session_compile(struct tool_session *s, const char *text, const char *const 
 	if (s->npids && precheck_pids(s) < 0)
 		return -1;
 	all[n++] = "-DPYB_BPF=1";
+	if (s->npids)
+		all[n++] = "-DPYB_ONLY_PIDS=1";
 	for (int i = 0; i < ncflags && n < 32; i++)
 		all[n++] = cflags[i];
 	/* libbcc prints to stdout on some failures; keep stdout for results */
@@ -187,6 +189,24 @@ static void on_lost_events(void *ctx, uint64_t lost)
 	((struct tool_session *)ctx)->lost_events += lost;
 }
 
+/* -p: BPF announces the execs of these PIDs only. */
+static int fill_only_pids(struct tool_session *s)
+{
+	int fd = s->npids ? bpf_module_table_fd(&s->bpf, "only_pids") : -1;
+	uint8_t one = 1;
+
+	for (size_t i = 0; i < s->npids; i++) {
+		uint32_t key = (uint32_t)s->pids[i];
+
+		if (bpf_update_elem(fd, &key, &one, BPF_ANY) < 0) {
+			snprintf(s->bpf.err, sizeof(s->bpf.err), "cannot fill only_pids: %s",
+				 strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int session_start_discovery(struct tool_session *s)
 {
 	int exec_fd = bpf_module_load(&s->bpf, "raw_tracepoint__sched_process_exec",
@@ -194,9 +214,10 @@ int session_start_discovery(struct tool_session *s)
 	int fork_fd = bpf_module_load(&s->bpf, "tracepoint__sched__sched_process_fork",
 				      BPF_PROG_TYPE_TRACEPOINT);
 
-	if (exec_fd < 0 || fork_fd < 0 ||
+	if (exec_fd < 0 || fork_fd < 0 || fill_only_pids(s) < 0 ||
 	    bpf_module_attach_raw_tracepoint(&s->bpf, exec_fd, "sched_process_exec") < 0 ||
-	    bpf_module_attach_tracepoint(&s->bpf, fork_fd, "sched", "sched_process_fork") < 0 ||
+	    (!s->npids && /* -p: children are not wanted */
+	     bpf_module_attach_tracepoint(&s->bpf, fork_fd, "sched", "sched_process_fork") < 0) ||
 	    bpf_module_open_events(&s->bpf, "proc_events", on_proc_event, on_lost_events, s, 8) <
 		    0 ||
 	    bpf_module_open_events(&s->bpf, "stack_events", on_stack_event, on_lost_hints, s, 8) <
