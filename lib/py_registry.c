@@ -19,6 +19,9 @@
 
 #define PENDING_RETRY_NS (20ull * 1000 * 1000)
 #define PENDING_GIVE_UP_NS (3ull * 1000 * 1000 * 1000)
+/* A running process (not one that just exec'd) gets this long of retries:
+ * its threads may come and go while it is validated. */
+#define SETTLED_RETRY_NS (500ull * 1000 * 1000)
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434 /* Linux 5.3, the same number on every architecture */
 #endif
@@ -167,7 +170,13 @@ static int register_bpf(struct py_registry *r, struct py_target *t)
 /* Failures that will not go away by waiting. */
 static bool final_failure(const struct py_process *p)
 {
-	return strstr(p->err, "unsupported Python") || strstr(p->err, "no such process");
+	return strstr(p->err, "unsupported Python") ||
+	       (strstr(p->err, "no such process") && !proc_alive(p->pid));
+}
+
+bool registry_failure_may_pass(const struct py_process *p)
+{
+	return !final_failure(p) && !strstr(p->err, "is this a Python process?");
 }
 
 /* Number of OS threads of pid (field 20 of /proc/PID/stat), or 0. */
@@ -267,14 +276,15 @@ static void try_target(struct py_registry *r, struct py_target *t)
 			if (!t->proc.frame_pointers)
 				r->no_frame_pointers++;
 		}
-	} else if (strstr(t->proc.err, "no such process")) {
+	} else if (strstr(t->proc.err, "no such process") && !proc_alive(t->pid)) {
 		t->state = TARGET_GONE;
 		if (r->only && !t->reported) {
 			fprintf(stderr, "%s: PID %d: %s; skipped\n", r->tool, (int)t->pid,
 				t->proc.err);
 			t->reported = true;
 		}
-	} else if (final_failure(&t->proc) || now - t->first_seen_ns > PENDING_GIVE_UP_NS) {
+	} else if (final_failure(&t->proc) || now - t->first_seen_ns > PENDING_GIVE_UP_NS ||
+		   (!t->starting && !registry_failure_may_pass(&t->proc))) {
 		bool python = !strstr(t->proc.err, "is this a Python process?");
 
 		t->state = python ? TARGET_REFUSED : TARGET_NOT_PYTHON;
@@ -324,8 +334,9 @@ void registry_consider(struct py_registry *r, pid_t pid, bool young)
 		t->pidfd = -1;
 	}
 	t->first_seen_ns = monotonic_ns();
-	if (!young)
-		t->first_seen_ns -= PENDING_GIVE_UP_NS; /* one try is enough */
+	t->starting = young;
+	if (!young) /* not starting up: a short while of retries is enough */
+		t->first_seen_ns -= PENDING_GIVE_UP_NS - SETTLED_RETRY_NS;
 	t->reported = false;
 	try_target(r, t);
 }

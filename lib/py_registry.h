@@ -36,6 +36,7 @@ struct py_target {
 	unsigned activations; /* times made active: a new program after an exec */
 	uint64_t last_seed_ns; /* thread states last handed to BPF (see registry_tick) */
 	int pidfd; /* readable once the process has exited; -1: none (then /proc is polled) */
+	bool starting; /* just exec'd or forked: its interpreter may not be mapped yet */
 	bool many_threads; /* more than BPF's search covers, at the last look */
 };
 
@@ -70,6 +71,11 @@ void registry_consider(struct py_registry *r, pid_t pid, bool young);
  * (PYB_MAX_THREAD_SCAN). Call every 20 ms while some process is pending,
  * otherwise about once a second. */
 void registry_tick(struct py_registry *r);
+
+/* Whether a failure of py_process_open on a running process may pass if
+ * tried again soon (a thread list that changed while being validated): not
+ * for an unsupported version, a process that is not Python, or one gone. */
+bool registry_failure_may_pass(const struct py_process *p);
 
 /* How soon registry_tick wants to run again, in ms: 20 while a process is
  * pending, 1000 while one has no pidfd or many threads, otherwise

@@ -54,7 +54,8 @@ static pid_t ns_tid_of(struct py_process *p, uint64_t tstate, uint64_t pthread_i
 	return 0;
 }
 
-int py_threads_read(struct py_process *p, struct py_thread *out, size_t max)
+/* One walk of the interpreters' thread lists; -1 with p->err set on failure. */
+static int read_once(struct py_process *p, struct py_thread *out, size_t max)
 {
 	struct proc_thread_id *ids = calloc(PY_MAX_THREADS, sizeof(*ids));
 	uint64_t interp = 0;
@@ -114,4 +115,23 @@ int py_threads_read(struct py_process *p, struct py_thread *out, size_t max)
 	if (rc < 0)
 		return read_failed(p, rc, "thread states");
 	return (int)n;
+}
+
+/*
+ * The process runs on while its lists are walked: a thread that ends
+ * frees its state, which may break the walk (a link that no longer points
+ * back, a read of freed memory). A walk that broke is tried again;
+ * garbage that stays gets the same answer every time.
+ */
+int py_threads_read(struct py_process *p, struct py_thread *out, size_t max)
+{
+	enum { TRIES = 4 };
+	int n = -1;
+
+	for (int try = 0; try < TRIES && n < 0; try++) {
+		n = read_once(p, out, max);
+		if (n < 0 && (strstr(p->err, "no such process") || strstr(p->err, "Cannot allocate")))
+			break;
+	}
+	return n;
 }

@@ -26,6 +26,8 @@
  * that to do, -p runs turn every REGISTRY_IDLE_TURN_MS.
  */
 #define SCAN_TURN_MS 1000
+#define PRECHECK_TRIES 10
+#define PRECHECK_PAUSE_US 50000
 #define FAST_TURN_MS 20
 #define SESSION_MAX_EXIT_FDS 256
 #define SCAN_EVERY_NS (1000ull * 1000 * 1000)
@@ -88,10 +90,18 @@ static int precheck_pids(struct tool_session *s)
 
 	for (size_t i = 0; i < s->npids; i++) {
 		struct py_process *p = malloc(sizeof(*p));
+		int rc;
 
 		if (!p)
 			return -1;
-		if (py_process_open(p, s->pids[i]) == 0)
+		rc = py_process_open(p, s->pids[i]);
+		/* threads that come and go while it is validated: try again */
+		for (int try = 1; rc < 0 && try < PRECHECK_TRIES && registry_failure_may_pass(p);
+		     try++) {
+			usleep(PRECHECK_PAUSE_US);
+			rc = py_process_open(p, s->pids[i]);
+		}
+		if (rc == 0)
 			s->pids[kept++] = s->pids[i];
 		else
 			fprintf(stderr, "%s: PID %d%s%s%s: %s; skipped\n", s->tool, (int)s->pids[i],
@@ -232,6 +242,12 @@ int session_start_discovery(struct tool_session *s)
 	if (s->npids) {
 		for (size_t i = 0; i < s->npids; i++)
 			registry_consider(&s->reg, s->pids[i], false);
+		/* a failure that may pass is retried for a moment (registry.c) */
+		while (!registry_count(&s->reg, TARGET_ACTIVE) &&
+		       registry_count(&s->reg, TARGET_PENDING)) {
+			usleep(FAST_TURN_MS * 1000);
+			registry_tick(&s->reg);
+		}
 		if (!registry_count(&s->reg, TARGET_ACTIVE)) {
 			fprintf(stderr, "%s: none of the given processes can be profiled\n", s->tool);
 			return -1;
