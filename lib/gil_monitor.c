@@ -291,8 +291,7 @@ static void print_proc(struct gil_monitor *m, struct gil_proc_info *p, FILE *out
 {
 	uint64_t from = since_last ? p->prev_ns : p->first_ns;
 	uint64_t to = p->gone ? p->last_ns : now;
-	uint64_t base = since_last ? p->switch_prev : p->switch_first;
-	uint64_t switches = p->switch_last - base;
+	uint64_t switches = p->switch_last - (since_last ? p->switch_prev : p->switch_first);
 	uint64_t samples = p->samples - (since_last ? p->prev_samples : 0);
 	uint64_t all_wait = 0, all_wall = 0, all_episodes = 0;
 	double secs = (double)(to > from ? to - from : 1) / 1e9;

@@ -167,11 +167,17 @@ static int register_bpf(struct py_registry *r, struct py_target *t)
 	return bpf_update_elem(r->procs_fd, &key, &cfg, 0);
 }
 
+/* "no such process" can also come of a read that raced with a thread's
+ * end: the process is gone only when /proc says so too. */
+static bool process_gone(const struct py_process *p)
+{
+	return strstr(p->err, "no such process") && !proc_alive(p->pid);
+}
+
 /* Failures that will not go away by waiting. */
 static bool final_failure(const struct py_process *p)
 {
-	return strstr(p->err, "unsupported Python") ||
-	       (strstr(p->err, "no such process") && !proc_alive(p->pid));
+	return strstr(p->err, "unsupported Python") || process_gone(p);
 }
 
 bool registry_failure_may_pass(const struct py_process *p)
@@ -276,7 +282,7 @@ static void try_target(struct py_registry *r, struct py_target *t)
 			if (!t->proc.frame_pointers)
 				r->no_frame_pointers++;
 		}
-	} else if (strstr(t->proc.err, "no such process") && !proc_alive(t->pid)) {
+	} else if (process_gone(&t->proc)) {
 		t->state = TARGET_GONE;
 		if (r->only && !t->reported) {
 			fprintf(stderr, "%s: PID %d: %s; skipped\n", r->tool, (int)t->pid,

@@ -16,7 +16,7 @@ static int read_failed(struct py_process *p, int rc, const char *what)
 		snprintf(p->err, sizeof(p->err), "no such process (it exited while being read)");
 	else
 		snprintf(p->err, sizeof(p->err), "cannot read %s: %s", what, strerror(-rc));
-	return -1;
+	return rc;
 }
 
 static uint64_t gil_holder(struct py_process *p, uint64_t interp)
@@ -54,7 +54,8 @@ static pid_t ns_tid_of(struct py_process *p, uint64_t tstate, uint64_t pthread_i
 	return 0;
 }
 
-/* One walk of the interpreters' thread lists; -1 with p->err set on failure. */
+/* One walk of the interpreters' thread lists; on failure a negative errno
+ * (-EAGAIN: a link that does not point back) with p->err set. */
 static int read_once(struct py_process *p, struct py_thread *out, size_t max)
 {
 	struct proc_thread_id *ids = calloc(PY_MAX_THREADS, sizeof(*ids));
@@ -86,7 +87,7 @@ static int read_once(struct py_process *p, struct py_thread *out, size_t max)
 					 "thread state 0x%llx does not point back to its interpreter",
 					 (unsigned long long)tstate);
 				free(ids);
-				return -1;
+				return -EAGAIN;
 			}
 			if (rc == 0)
 				rc = remote_read_u64(p->pid,
@@ -126,12 +127,9 @@ static int read_once(struct py_process *p, struct py_thread *out, size_t max)
 int py_threads_read(struct py_process *p, struct py_thread *out, size_t max)
 {
 	enum { TRIES = 4 };
-	int n = -1;
+	int n = -EAGAIN;
 
-	for (int try = 0; try < TRIES && n < 0; try++) {
+	for (int try = 0; try < TRIES && (n == -EAGAIN || n == -EFAULT); try++)
 		n = read_once(p, out, max);
-		if (n < 0 && (strstr(p->err, "no such process") || strstr(p->err, "Cannot allocate")))
-			break;
-	}
-	return n;
+	return n < 0 ? -1 : n;
 }

@@ -26,8 +26,6 @@
  * that to do, -p runs turn every REGISTRY_IDLE_TURN_MS.
  */
 #define SCAN_TURN_MS 1000
-#define PRECHECK_TRIES 10
-#define PRECHECK_PAUSE_US 50000
 #define FAST_TURN_MS 20
 #define SESSION_MAX_EXIT_FDS 256
 #define SCAN_EVERY_NS (1000ull * 1000 * 1000)
@@ -90,18 +88,12 @@ static int precheck_pids(struct tool_session *s)
 
 	for (size_t i = 0; i < s->npids; i++) {
 		struct py_process *p = malloc(sizeof(*p));
-		int rc;
 
 		if (!p)
 			return -1;
-		rc = py_process_open(p, s->pids[i]);
-		/* threads that come and go while it is validated: try again */
-		for (int try = 1; rc < 0 && try < PRECHECK_TRIES && registry_failure_may_pass(p);
-		     try++) {
-			usleep(PRECHECK_PAUSE_US);
-			rc = py_process_open(p, s->pids[i]);
-		}
-		if (rc == 0)
+		/* a failure that may pass (threads that came and went while it
+		 * was validated) is left to the registry, which retries it */
+		if (py_process_open(p, s->pids[i]) == 0 || registry_failure_may_pass(p))
 			s->pids[kept++] = s->pids[i];
 		else
 			fprintf(stderr, "%s: PID %d%s%s%s: %s; skipped\n", s->tool, (int)s->pids[i],
