@@ -411,7 +411,7 @@ do_test() {
     meson test -C "$BUILDDIR" --print-errorlogs || rc=1
     say "test: cppcheck lib tools tests/unit"
     cppcheck -q --enable=warning,performance,portability --error-exitcode=1 \
-        --inline-suppr -D__x86_64__ -I lib -I bpf_c -I "$BUILDDIR" lib tools tests/unit || rc=1
+        --inline-suppr -D__x86_64__ -I lib -I . -I tools -I "$BUILDDIR" lib tools tests/unit || rc=1
     # The readers parse untrusted memory and binaries: run them under
     # AddressSanitizer and UndefinedBehaviorSanitizer too (unit tests, and
     # pydump against every interpreter, garbled memory included).

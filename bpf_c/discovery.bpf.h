@@ -14,6 +14,8 @@
  * user space, which costs more than the rest of a quiet second), and the
  * fork probe is not attached.
  */
+
+#include "py_abi.h"
 BPF_PERF_OUTPUT(proc_events);
 BPF_PERF_OUTPUT(stack_events);
 #ifdef PYB_ONLY_PIDS

@@ -20,6 +20,8 @@
  */
 #include <uapi/linux/ptrace.h>
 
+#include "pystacks.bpf.h"
+
 #define FUTEX_CMD_MASK 0x7f /* without PRIVATE (128) and CLOCK_REALTIME (256) */
 #define FUTEX_WAIT 0
 #define FUTEX_WAIT_BITSET 9

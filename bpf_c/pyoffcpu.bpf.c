@@ -16,6 +16,8 @@
  */
 #include <uapi/linux/ptrace.h>
 
+#include "pystacks.bpf.h"
+
 struct offcpu_start {
 	u64 ts;      /* switched out */
 	u64 wake_ts; /* woken (blocked threads only); 0 not yet */

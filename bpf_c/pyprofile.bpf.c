@@ -11,6 +11,8 @@
 #include <uapi/linux/ptrace.h>
 #include <uapi/linux/bpf_perf_event.h>
 
+#include "pystacks.bpf.h"
+
 BPF_STACK_TRACE(stack_traces, STACK_STORAGE_SIZE);
 
 int on_sample(struct bpf_perf_event_data *ctx)

@@ -12,6 +12,8 @@
  * code objects by (address, identity).
  */
 
+#include "py_abi.h"
+
 BPF_HASH(procs, u32, struct pyb_proc, 4096);
 BPF_ARRAY(layouts, struct pyb_layout, PYB_MAX_LAYOUTS);
 /* host tid -> PyThreadState*, a cache that BPF fills as it finds threads

@@ -14,12 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_common.h"
-#include "proc_maps.h"
-#include "py_code.h"
-#include "py_frames.h"
-#include "py_process.h"
-#include "py_threads.h"
+#include "cpython/open.h"
+#include "cli.h"
+#include "sys/proc_maps.h"
+#include "cpython/code.h"
+#include "cpython/frames.h"
+#include "cpython/process.h"
+#include "cpython/threads.h"
 
 #define MAX_FRAMES 4096
 

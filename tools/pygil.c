@@ -18,11 +18,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli_common.h"
-#include "gil_monitor.h"
-#include "py_gil.h"
-#include "report_formats.h"
-#include "tool_session.h"
+#include "cli.h"
+#include "sys/clock.h"
+#include "bpf/gil_monitor.h"
+#include "cpython/gil.h"
+#include "cpython/gil_locate.h"
+#include "report/formats.h"
+#include "bpf/session.h"
 
 extern const char pygil_bpf_text[];
 
@@ -88,7 +90,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 	while ((c = getopt_long(argc, argv, "p:t:fo:i:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (session_parse_pids(s, optarg) < 0) {
+			if (cli_parse_pid_list(optarg, s->pids, SESSION_MAX_PIDS, &s->npids) < 0) {
 				fprintf(stderr, "pygil: invalid PID list: %s\n", optarg);
 				return -1;
 			}
@@ -185,20 +187,20 @@ static int attach(struct tool_session *s, int *enter_fd)
 {
 	int exit_fd, waiter_fd, holder_fd, waking_fd;
 
-	*enter_fd = bpf_module_load(&s->bpf, "tracepoint__syscalls__sys_enter_futex",
+	*enter_fd = bpfmod_load(&s->bpf, "tracepoint__syscalls__sys_enter_futex",
 				    BPF_PROG_TYPE_TRACEPOINT);
-	waiter_fd = bpf_module_load(&s->bpf, "note_waiter_stack", BPF_PROG_TYPE_TRACEPOINT);
-	holder_fd = bpf_module_load(&s->bpf, "note_gil_holder", BPF_PROG_TYPE_TRACEPOINT);
-	exit_fd = bpf_module_load(&s->bpf, "tracepoint__syscalls__sys_exit_futex",
+	waiter_fd = bpfmod_load(&s->bpf, "note_waiter_stack", BPF_PROG_TYPE_TRACEPOINT);
+	holder_fd = bpfmod_load(&s->bpf, "note_gil_holder", BPF_PROG_TYPE_TRACEPOINT);
+	exit_fd = bpfmod_load(&s->bpf, "tracepoint__syscalls__sys_exit_futex",
 				  BPF_PROG_TYPE_TRACEPOINT);
-	waking_fd = bpf_module_load(&s->bpf, "tracepoint__sched__sched_waking",
+	waking_fd = bpfmod_load(&s->bpf, "tracepoint__sched__sched_waking",
 				    BPF_PROG_TYPE_TRACEPOINT);
 	if (*enter_fd < 0 || waiter_fd < 0 || holder_fd < 0 || exit_fd < 0 || waking_fd < 0 ||
-	    bpf_module_attach_tracepoint(&s->bpf, waking_fd, "sched", "sched_waking") < 0 ||
-	    bpf_module_attach_tracepoint(&s->bpf, *enter_fd, "syscalls", "sys_enter_futex") < 0 ||
-	    bpf_module_attach_tracepoint(&s->bpf, waiter_fd, "syscalls", "sys_enter_futex") < 0 ||
-	    bpf_module_attach_tracepoint(&s->bpf, holder_fd, "syscalls", "sys_enter_futex") < 0 ||
-	    bpf_module_attach_tracepoint(&s->bpf, exit_fd, "syscalls", "sys_exit_futex") < 0) {
+	    bpfmod_attach_tracepoint(&s->bpf, waking_fd, "sched", "sched_waking") < 0 ||
+	    bpfmod_attach_tracepoint(&s->bpf, *enter_fd, "syscalls", "sys_enter_futex") < 0 ||
+	    bpfmod_attach_tracepoint(&s->bpf, waiter_fd, "syscalls", "sys_enter_futex") < 0 ||
+	    bpfmod_attach_tracepoint(&s->bpf, holder_fd, "syscalls", "sys_enter_futex") < 0 ||
+	    bpfmod_attach_tracepoint(&s->bpf, exit_fd, "syscalls", "sys_exit_futex") < 0) {
 		fprintf(stderr, "pygil: %s\n", s->bpf.err);
 		return -1;
 	}
@@ -207,16 +209,16 @@ static int attach(struct tool_session *s, int *enter_fd)
 
 static void print_stacks(struct tool_session *s, int kind, const char *title, FILE *out)
 {
-	struct stack_report rep;
+	struct report rep;
 
-	stack_report_init(&rep, false, false, false);
-	rep.only_kind = kind;
-	stack_report_collect(&rep, &s->reg, s->counts_fd, s->pystacks_fd, s->stacks_fd);
+	report_init(&rep, false);
+	s->filter.only_kind = kind;
+	session_collect(s, &rep);
 	if (rep.n) {
 		fprintf(out, "%s\n\n", title);
-		stack_report_print_text(&rep, out);
+		report_print_text(&rep, out);
 	}
-	stack_report_free(&rep);
+	report_free(&rep);
 }
 
 static void print_header(const struct options *o, const struct tool_session *s, FILE *out)
@@ -240,7 +242,7 @@ static void print_header(const struct options *o, const struct tool_session *s, 
 
 static int report(struct tool_session *s, struct tick_state *ts, struct options *o)
 {
-	struct stack_report rep;
+	struct report rep;
 	FILE *out = NULL;
 	int rc = 0;
 
@@ -254,9 +256,9 @@ static int report(struct tool_session *s, struct tick_state *ts, struct options 
 	}
 	if (!o->output && !o->folded)
 		return 0;
-	stack_report_init(&rep, false, false, false);
-	rep.only_kind = PYB_KIND_GIL_WAIT;
-	stack_report_collect(&rep, &s->reg, s->counts_fd, s->pystacks_fd, s->stacks_fd);
+	report_init(&rep, false);
+	s->filter.only_kind = PYB_KIND_GIL_WAIT;
+	session_collect(s, &rep);
 	out = o->output ? fopen(o->output, "we") : stdout;
 	if (!out) {
 		fprintf(stderr, "pygil: cannot write %s: %s\n", o->output, strerror(errno));
@@ -268,7 +270,7 @@ static int report(struct tool_session *s, struct tick_state *ts, struct options 
 			rc = 1;
 		}
 	}
-	stack_report_free(&rep);
+	report_free(&rep);
 	return rc;
 }
 
@@ -282,7 +284,6 @@ int main(int argc, char **argv)
 		NULL, NULL,
 	};
 	char d_tid[32], d_size[32];
-	struct stack_report dummy;
 	int enter_fd = -1, rc = 1;
 
 	if (parse_args(argc, argv, &o, &s) < 0)
@@ -300,13 +301,13 @@ int main(int argc, char **argv)
 	s.verbose = o.verbose;
 	if (session_compile(&s, pygil_bpf_text, cflags, 5) < 0)
 		return 1;
-	s.pystacks_fd = bpf_module_table_fd(&s.bpf, "pystacks");
-	s.counts_fd = bpf_module_table_fd(&s.bpf, "counts");
+	s.pystacks_fd = bpfmod_table_fd(&s.bpf, "pystacks");
+	s.counts_fd = bpfmod_table_fd(&s.bpf, "counts");
 	s.stacks_fd = -1;
-	s.stats_fd = bpf_module_table_fd(&s.bpf, "stats");
-	gil_monitor_init(&ts.mon, "pygil", bpf_module_table_fd(&s.bpf, "gils"),
-			 bpf_module_table_fd(&s.bpf, "threads"), bpf_module_table_fd(&s.bpf, "waits"),
-			 bpf_module_table_fd(&s.bpf, "hists"));
+	s.stats_fd = bpfmod_table_fd(&s.bpf, "stats");
+	gil_monitor_init(&ts.mon, "pygil", bpfmod_table_fd(&s.bpf, "gils"),
+			 bpfmod_table_fd(&s.bpf, "threads"), bpfmod_table_fd(&s.bpf, "waits"),
+			 bpfmod_table_fd(&s.bpf, "hists"));
 	ts.mon.only_tid = o.tid;
 	ts.table = o.folded ? stderr : stdout;
 	session_install_signals();
@@ -322,14 +323,12 @@ int main(int argc, char **argv)
 	s.on_tick = on_tick;
 	s.tick_ctx = &ts;
 	print_header(&o, &s, ts.table);
-	stack_report_init(&dummy, false, false, false);
-	session_run(&s, o.duration, &dummy);
+	session_run(&s, o.duration);
 	rc = report(&s, &ts, &o);
-	session_print_summary(&s, &dummy, "GIL waits");
+	session_print_summary(&s, "GIL waits");
 	if (o.verbose)
 		session_print_bpf_stats(&s, enter_fd, "sys_enter_futex",
 					session_stat(&s, PYB_STAT_SAMPLES), "GIL wait episode");
-	stack_report_free(&dummy);
 out:
 	gil_monitor_free(&ts.mon);
 	session_close(&s);

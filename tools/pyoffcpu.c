@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_common.h"
-#include "report_formats.h"
-#include "stack_hist.h"
-#include "tool_session.h"
+#include "cli.h"
+#include "report/formats.h"
+#include "bpf/stack_hist.h"
+#include "bpf/session.h"
 
 extern const char pyoffcpu_bpf_text[];
 
@@ -95,7 +95,7 @@ static int parse_option(int c, struct options *o, struct tool_session *s)
 {
 	switch (c) {
 	case 'p':
-		if (session_parse_pids(s, optarg) < 0) {
+		if (cli_parse_pid_list(optarg, s->pids, SESSION_MAX_PIDS, &s->npids) < 0) {
 			fprintf(stderr, "pyoffcpu: invalid PID list: %s\n", optarg);
 			return -1;
 		}
@@ -272,7 +272,7 @@ static int compile(struct tool_session *s, const struct options *o)
 }
 
 /* What the stacks do not show: the other kind of off-CPU time. */
-static void print_time_summary(const struct options *o, const struct stack_report *rep,
+static void print_time_summary(const struct options *o, const struct report *rep,
 			       struct tool_session *s)
 {
 	uint64_t blocked = rep->total - (o->runnable ? rep->runnable_total : 0);
@@ -292,7 +292,7 @@ int main(int argc, char **argv)
 		.max_us = 1LL << 40, .stack_storage = 16384, .top = 10, .format = REPORT_TEXT,
 	};
 	struct tool_session s = { .tool = "pyoffcpu" };
-	struct stack_report rep;
+	struct report rep;
 	int switch_fd, wakeup_fd, rc = 1;
 	FILE *out = stdout;
 
@@ -307,13 +307,13 @@ int main(int argc, char **argv)
 	s.verbose = o.verbose;
 	if (compile(&s, &o) < 0)
 		return 1;
-	s.pystacks_fd = bpf_module_table_fd(&s.bpf, "pystacks");
-	s.counts_fd = bpf_module_table_fd(&s.bpf, "counts");
-	s.stacks_fd = bpf_module_table_fd(&s.bpf, "stack_traces");
-	s.stats_fd = bpf_module_table_fd(&s.bpf, "stats");
-	switch_fd = bpf_module_load(&s.bpf, "tracepoint__sched__sched_switch",
+	s.pystacks_fd = bpfmod_table_fd(&s.bpf, "pystacks");
+	s.counts_fd = bpfmod_table_fd(&s.bpf, "counts");
+	s.stacks_fd = bpfmod_table_fd(&s.bpf, "stack_traces");
+	s.stats_fd = bpfmod_table_fd(&s.bpf, "stats");
+	switch_fd = bpfmod_load(&s.bpf, "tracepoint__sched__sched_switch",
 				    BPF_PROG_TYPE_TRACEPOINT);
-	wakeup_fd = bpf_module_load(&s.bpf, "tracepoint__sched__sched_waking",
+	wakeup_fd = bpfmod_load(&s.bpf, "tracepoint__sched__sched_waking",
 				    BPF_PROG_TYPE_TRACEPOINT);
 	if (switch_fd < 0 || wakeup_fd < 0) {
 		fprintf(stderr, "pyoffcpu: %s\n", s.bpf.err);
@@ -322,8 +322,8 @@ int main(int argc, char **argv)
 	session_install_signals();
 	if (session_start_discovery(&s) < 0)
 		goto out;
-	if (bpf_module_attach_tracepoint(&s.bpf, wakeup_fd, "sched", "sched_waking") < 0 ||
-	    bpf_module_attach_tracepoint(&s.bpf, switch_fd, "sched", "sched_switch") < 0) {
+	if (bpfmod_attach_tracepoint(&s.bpf, wakeup_fd, "sched", "sched_waking") < 0 ||
+	    bpfmod_attach_tracepoint(&s.bpf, switch_fd, "sched", "sched_switch") < 0) {
 		fprintf(stderr, "pyoffcpu: %s\n", s.bpf.err);
 		goto out;
 	}
@@ -336,30 +336,33 @@ int main(int argc, char **argv)
 	}
 	if ((o.format == REPORT_TEXT && !o.histogram) || o.output || o.histogram)
 		print_header(&o, &s);
-	stack_report_init(&rep, !o.kernel_only, !o.user_only, o.delimiter);
-	rep.only_tid = o.tid;
-	rep.include_runnable = o.runnable;
-	session_run(&s, o.duration, &rep);
+	s.filter = (struct stack_filter){ .user_stacks = !o.kernel_only,
+					  .kernel_stacks = !o.user_only,
+					  .only_tid = o.tid,
+					  .include_runnable = o.runnable,
+					  .only_kind = -1 };
+	session_run(&s, o.duration);
 	if (o.format == REPORT_TEXT && !o.output)
 		printf("\n");
-	stack_report_collect(&rep, &s.reg, s.counts_fd, s.pystacks_fd, s.stacks_fd);
+	report_init(&rep, o.delimiter);
+	session_collect(&s, &rep);
 	if (o.histogram) {
 		struct stack_hist_maps maps = {
-			.hists_fd = bpf_module_table_fd(&s.bpf, "hists"),
+			.hists_fd = bpfmod_table_fd(&s.bpf, "hists"),
 			.counts_fd = s.counts_fd,
 			.pystacks_fd = s.pystacks_fd,
 		};
 
-		rc = stack_hist_print(&rep, &s.reg, &maps, PYB_KIND_BLOCKED, o.top, "us", out) < 0;
+		rc = stack_hist_print(&s.col, &s.reg, &maps, PYB_KIND_BLOCKED, o.top, "us", out) < 0;
 	} else {
 		rc = report_write(&rep, o.format, out, "us", "pyoffcpu") < 0;
 	}
-	session_print_summary(&s, &rep, "switches off CPU");
+	session_print_summary(&s, "switches off CPU");
 	print_time_summary(&o, &rep, &s);
 	if (o.verbose)
 		session_print_bpf_stats(&s, switch_fd, "sched_switch",
 					session_stat(&s, PYB_STAT_SAMPLES), "Python switch");
-	stack_report_free(&rep);
+	report_free(&rep);
 	if (out != stdout && fclose(out) != 0) {
 		fprintf(stderr, "pyoffcpu: writing %s failed: %s\n", o.output, strerror(errno));
 		rc = 1;

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_common.h"
-#include "report_formats.h"
-#include "tool_session.h"
+#include "cli.h"
+#include "report/formats.h"
+#include "bpf/session.h"
 
 extern const char pyprofile_bpf_text[];
 
@@ -99,7 +99,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 	while ((c = getopt_long(argc, argv, "p:t:F:fdUKo:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (session_parse_pids(s, optarg) < 0) {
+			if (cli_parse_pid_list(optarg, s->pids, SESSION_MAX_PIDS, &s->npids) < 0) {
 				fprintf(stderr, "pyprofile: invalid PID list: %s\n", optarg);
 				return -1;
 			}
@@ -205,7 +205,7 @@ int main(int argc, char **argv)
 {
 	struct options o = { .freq = 49, .stack_storage = 16384, .format = REPORT_TEXT };
 	struct tool_session s = { .tool = "pyprofile" };
-	struct stack_report rep;
+	struct report rep;
 	char d_stack[48], d_user[24], d_kernel[24];
 	const char *cflags[8];
 	int nflags = 0, sample_fd, rc = 1;
@@ -231,11 +231,11 @@ int main(int argc, char **argv)
 	s.verbose = o.verbose;
 	if (session_compile(&s, pyprofile_bpf_text, cflags, nflags) < 0)
 		return 1;
-	s.pystacks_fd = bpf_module_table_fd(&s.bpf, "pystacks");
-	s.counts_fd = bpf_module_table_fd(&s.bpf, "counts");
-	s.stacks_fd = bpf_module_table_fd(&s.bpf, "stack_traces");
-	s.stats_fd = bpf_module_table_fd(&s.bpf, "stats");
-	sample_fd = bpf_module_load(&s.bpf, "on_sample", BPF_PROG_TYPE_PERF_EVENT);
+	s.pystacks_fd = bpfmod_table_fd(&s.bpf, "pystacks");
+	s.counts_fd = bpfmod_table_fd(&s.bpf, "counts");
+	s.stacks_fd = bpfmod_table_fd(&s.bpf, "stack_traces");
+	s.stats_fd = bpfmod_table_fd(&s.bpf, "stats");
+	sample_fd = bpfmod_load(&s.bpf, "on_sample", BPF_PROG_TYPE_PERF_EVENT);
 	if (sample_fd < 0) {
 		fprintf(stderr, "pyprofile: %s\n", s.bpf.err);
 		goto out;
@@ -243,7 +243,7 @@ int main(int argc, char **argv)
 	session_install_signals();
 	if (session_start_discovery(&s) < 0)
 		goto out;
-	if (bpf_module_attach_sampling(&s.bpf, sample_fd, o.freq) < 0) {
+	if (bpfmod_attach_sampling(&s.bpf, sample_fd, o.freq) < 0) {
 		fprintf(stderr, "pyprofile: %s\n", s.bpf.err);
 		goto out;
 	}
@@ -257,19 +257,22 @@ int main(int argc, char **argv)
 	/* the header goes to stdout unless stdout carries a non-text report */
 	if (o.format == REPORT_TEXT || o.output)
 		print_header(&o, &s);
-	stack_report_init(&rep, !o.kernel_only, !o.user_only, o.delimiter);
-	rep.only_tid = o.tid;
-	rep.period_ns = 1000000000ull / (unsigned)o.freq;
-	session_run(&s, o.duration, &rep);
+	s.filter = (struct stack_filter){ .user_stacks = !o.kernel_only,
+					  .kernel_stacks = !o.user_only,
+					  .only_tid = o.tid,
+					  .only_kind = -1 };
+	session_run(&s, o.duration);
 	if (o.format == REPORT_TEXT && !o.output)
 		printf("\n");
-	stack_report_collect(&rep, &s.reg, s.counts_fd, s.pystacks_fd, s.stacks_fd);
+	report_init(&rep, o.delimiter);
+	rep.period_ns = 1000000000ull / (unsigned)o.freq;
+	session_collect(&s, &rep);
 	rc = report_write(&rep, o.format, out, "samples", "pyprofile") < 0;
-	session_print_summary(&s, &rep, "samples");
+	session_print_summary(&s, "samples");
 	if (o.verbose)
 		session_print_bpf_stats(&s, sample_fd, "sampling", session_stat(&s, PYB_STAT_SAMPLES),
 					"Python sample");
-	stack_report_free(&rep);
+	report_free(&rep);
 	if (out != stdout && fclose(out) != 0) {
 		fprintf(stderr, "pyprofile: writing %s failed: %s\n", o.output, strerror(errno));
 		rc = 1;

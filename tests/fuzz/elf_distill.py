@@ -4,7 +4,7 @@
 
     elf_distill.py IN OUT
 
-Keeps what lib/elf_image.c is asked about, with the original bytes and
+Keeps what lib/sys/elf_image.c is asked about, with the original bytes and
 addresses: the symbols the tools look up (and some others) in .dynsym and
 .symtab, the bytes those symbols cover (up to 2 KiB each: _PyRuntime's
 _Py_DebugOffsets, Py_Version, type objects...), a window of .rodata around

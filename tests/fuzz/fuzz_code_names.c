@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * lib/code_names.c: the cache that names sampled code objects, read from a
+ * lib/bpf/code_names.c: the cache that names sampled code objects, read from a
  * hostile process (see fuzz_mem.h), and the "qualname (file:line)" labels
  * it formats. header.root and header.arg64: code objects; the identity
  * BPF would have recorded is the real one unless FUZZ_RAW_IDENT; count:
  * how many more (unreadable) entries to add, to grow the table;
  * arg32: label buffer size and instruction offset.
  */
-#include "code_names.h"
+#include "bpf/code_names.h"
 #include "fuzz_mem.h"
-#include "py_code.h"
+#include "cpython/code.h"
 
 static uint64_t ident_of(struct py_process *p, const struct fuzz_mem_header *h, uint64_t code)
 {

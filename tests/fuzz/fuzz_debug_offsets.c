@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * lib/debug_offsets.c: _Py_DebugOffsets as copied from &_PyRuntime of a
+ * lib/cpython/offsets_debug.c: _Py_DebugOffsets as copied from &_PyRuntime of a
  * (possibly hostile) 3.13+ process. Input: minor selector (1 byte,
  * 3.(12 + b % 5): layouts for 13 to 15 and two without one), then the raw
  * table. Seeds: the tables of the real 3.13, 3.14 and 3.15 interpreters.
  */
-#include "debug_offsets.h"
+#include "cpython/offsets_debug.h"
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

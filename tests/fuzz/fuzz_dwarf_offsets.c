@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * lib/dwarf_offsets.c (libdw) on hostile debug information: the input is
+ * lib/cpython/offsets_dwarf.c (libdw) on hostile debug information: the input is
  * an ELF file (a memfd opened by path) whose DWARF the resolver searches
  * for CPython's structs, for every minor version that takes offsets from
  * DWARF. Seeds: DWARF of CPython's real headers (3.8 to 3.12) and of a
  * small file of the same shapes (dwarf_shapes.c), built by run.sh.
  */
-#include "dwarf_offsets.h"
+#include "cpython/offsets_dwarf.h"
 #include "fuzz_common.h"
 
 static struct fuzz_file file;

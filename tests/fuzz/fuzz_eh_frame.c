@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * lib/eh_frame.c on hostile .eh_frame sections (they come from the
+ * lib/sys/eh_frame.c on hostile .eh_frame sections (they come from the
  * target's binaries). Input: the section's link address (8 bytes), then
  * its contents. Seeds: the start of .eh_frame of every interpreter on the
  * machine (run.sh).
  */
-#include "eh_frame.h"
+#include "sys/eh_frame.h"
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

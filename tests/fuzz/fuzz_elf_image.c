@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * lib/elf_image.c on hostile binaries: the input is a file (a memfd opened
+ * lib/sys/elf_image.c on hostile binaries: the input is a file (a memfd opened
  * by path), queried the way lib/py_process.c queries an interpreter:
  * symbols, sections, bytes at addresses, build id, debuglink, .rodata
  * strings. Seeds: real interpreters and libraries, whole or cut down to
  * their headers, symbol tables, notes and data (run.sh).
  */
-#include "elf_image.h"
-#include "eval_fragments.h"
+#include "sys/elf_image.h"
+#include "sys/code_fragments.h"
 #include "fuzz_common.h"
-#include "py_version.h"
+#include "cpython/version.h"
 
 static struct fuzz_file file;
 

@@ -15,8 +15,8 @@
 #define PYBPF_FUZZ_MEM_H
 
 #include "fuzz_common.h"
-#include "py_offsets.h"
-#include "py_process.h"
+#include "cpython/offsets.h"
+#include "cpython/process.h"
 
 /* Type objects are only compared, never read: fixed addresses. */
 #define FUZZ_TYPE_CODE 0x7a0000001000ULL
@@ -64,9 +64,7 @@ static inline int fuzz_mem_process(const uint8_t *data, size_t size, struct py_p
 	p->version.level = 0xf;
 	py_version_format(&p->version, p->version_str, sizeof(p->version_str));
 	p->free_threaded = p->version.minor >= 13 && (h->flags & FUZZ_FREE_THREADED);
-	p->frame_model = p->version.minor <= 10   ? PY_FRAMES_OBJECTS
-			 : p->version.minor <= 12 ? PY_FRAMES_CFRAME
-						  : PY_FRAMES_CURRENT;
+	p->rules = py_rules_for(p->version.minor, p->free_threaded);
 	for (size_t i = 0; i < FUZZ_NOFFSETS; i++)
 		off[i] = h->off[i] < 0 ? PY_OFFSET_ABSENT : h->off[i] & 0xfffff;
 	if (py_offsets_missing(&p->off, p->version.minor))

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * lib/proc_maps.c: /proc/PID/{maps,status,comm,stat} of a process that
+ * lib/sys/proc_maps.c: /proc/PID/{maps,status,comm,stat} of a process that
  * may name its mappings and itself anything. The readers build those paths
  * from a pid, so this target forks a child that only waits, and in a
  * private mount namespace (needs root, like the tools) bind-mounts files
@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 
 #include "fuzz_common.h"
-#include "proc_maps.h"
+#include "sys/proc_maps.h"
 
 #define NFILES 4
 static const char *const names[NFILES] = { "maps", "status", "comm", "stat" };

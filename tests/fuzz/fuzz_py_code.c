@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * lib/py_code.c: code objects, str objects (every kind, compact or not)
+ * lib/cpython/code.c: code objects, str objects (every kind, compact or not)
  * and bytes objects read out of a hostile process (this process, see
  * fuzz_mem.h). header.root: a code object; header.arg64: another object
  * read as a str; header.arg32: the size of the caller's name buffer.
  */
 #include "fuzz_mem.h"
-#include "py_code.h"
+#include "cpython/code.h"
 
 static void check_utf8(const char *s)
 {

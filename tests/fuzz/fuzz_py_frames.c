@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * lib/py_frames.c: one thread's frame chain, read from a hostile process
+ * lib/cpython/frames.c: one thread's frame chain, read from a hostile process
  * (see fuzz_mem.h): chains that loop, end in wild pointers or run on, shim
  * frames, tagged code pointers, per-thread bytecode copies. header.root:
  * the thread state; count: how many frames the caller has room for. Each
  * frame's code object is then read as pydump reads it.
  */
 #include "fuzz_mem.h"
-#include "py_code.h"
-#include "py_frames.h"
+#include "cpython/code.h"
+#include "cpython/frames.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * lib/py_threads.c and lib/py_gil.c: the interpreter and thread-state
+ * lib/cpython/threads.c and lib/cpython/gil.c: the interpreter and thread-state
  * lists and the GIL, read from a hostile process (see fuzz_mem.h): lists
  * that loop or point anywhere, thread states that do not point back.
  * header.root: _PyRuntime; count: room for thread states; FUZZ_GIL: also
  * locate and read the GIL as pygil does.
  */
 #include "fuzz_mem.h"
-#include "py_gil.h"
-#include "py_threads.h"
+#include "cpython/gil.h"
+#include "cpython/gil_locate.h"
+#include "cpython/threads.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

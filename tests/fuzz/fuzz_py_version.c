@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * lib/py_version.c: version strings found in a binary or in the live
+ * lib/cpython/version.c: version strings found in a binary or in the live
  * Py_GetVersion() buffer, interpreter file names from /proc/PID/maps, and
  * PY_VERSION_HEX values (Py_Version, _Py_DebugOffsets.version).
  * Input: 4 bytes of hex value, then a string (parsed as a version string
  * and as a file name).
  */
 #include "fuzz_common.h"
-#include "py_version.h"
+#include "cpython/version.h"
 
 static void same_version(const struct py_version *a, const struct py_version *b)
 {

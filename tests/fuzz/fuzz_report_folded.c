@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * lib/stack_report.c's writers given hostile names: folded stacks (what
+ * lib/report/rows.c and the writers given hostile names: folded stacks (what
  * flamegraph.pl and most tools read) and bcc's multi-line text. Input:
  * rows, see fuzz_rows.h. Folded output must stay one line per row, with
  * no frame boundary that is not one.
@@ -9,7 +9,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct stack_report rep;
+	struct report rep;
 	struct fuzz_out out;
 
 	fuzz_rows_build(&rep, data, size);
@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		rep.delimiter = delimiter;
 		fuzz_out_open(&out);
-		stack_report_print_folded(&rep, out.f);
+		report_print_folded(&rep, out.f);
 		fuzz_out_close(&out);
 		for (size_t i = 0; i < out.len; i++) {
 			lines += out.buf[i] == '\n';
@@ -38,10 +38,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_out_free(&out);
 
 		fuzz_out_open(&out);
-		stack_report_print_text(&rep, out.f);
+		report_print_text(&rep, out.f);
 		fuzz_out_close(&out);
 		fuzz_out_free(&out);
 	}
-	stack_report_free(&rep);
+	report_free(&rep);
 	return 0;
 }

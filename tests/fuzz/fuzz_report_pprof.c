@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * lib/pprof_writer.c given hostile names: the gzipped profile.proto is
+ * lib/report/pprof.c given hostile names: the gzipped profile.proto is
  * inflated and decoded again (libprotobuf-c), and must describe the rows:
  * one sample per row, every id it uses defined, string 0 empty.
  * Input: rows, see fuzz_rows.h.
@@ -9,7 +9,7 @@
 
 #include "fuzz_rows.h"
 #include "profile.pb-c.h"
-#include "report_formats.h"
+#include "report/pprof.h"
 
 static uint8_t *gunzip(const char *in, size_t len, size_t *out_len)
 {
@@ -39,7 +39,7 @@ static uint8_t *gunzip(const char *in, size_t len, size_t *out_len)
 	return out;
 }
 
-static void check_profile(const Perftools__Profiles__Profile *p, const struct stack_report *rep,
+static void check_profile(const Perftools__Profiles__Profile *p, const struct report *rep,
 			  bool cpu)
 {
 	FUZZ_CHECK(p->n_string_table > 0 && p->string_table[0][0] == '\0');
@@ -74,7 +74,7 @@ static void check_profile(const Perftools__Profiles__Profile *p, const struct st
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct stack_report rep;
+	struct report rep;
 
 	fuzz_rows_build(&rep, data, size);
 	for (int cpu = 0; cpu < 2; cpu++) {
@@ -94,6 +94,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(raw);
 		fuzz_out_free(&out);
 	}
-	stack_report_free(&rep);
+	report_free(&rep);
 	return 0;
 }

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * lib/speedscope.c (and json_write_string) given hostile names: the output
+ * lib/report/speedscope.c (and json_write_string) given hostile names: the output
  * must be one well-formed JSON document (RFC 8259 grammar; byte values
  * above 0x7f are taken as they are). Input: rows, see fuzz_rows.h.
  */
 #include <ctype.h>
 
 #include "fuzz_rows.h"
-#include "report_formats.h"
+#include "report/speedscope.h"
 
 struct json {
 	const char *p, *end;
@@ -124,7 +124,7 @@ static bool value(struct json *j)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct stack_report rep;
+	struct report rep;
 	struct fuzz_out out;
 	struct json j;
 
@@ -141,6 +141,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(!"speedscope output is JSON");
 	}
 	fuzz_out_free(&out);
-	stack_report_free(&rep);
+	report_free(&rep);
 	return 0;
 }

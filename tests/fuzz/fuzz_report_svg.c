@@ -8,7 +8,7 @@
 #include <ctype.h>
 
 #include "fuzz_rows.h"
-#include "report_formats.h"
+#include "report/svg.h"
 
 static const char *fail_at;
 
@@ -144,7 +144,7 @@ static bool well_formed(const char *s, size_t len)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct stack_report rep;
+	struct report rep;
 	struct fuzz_out out;
 
 	fuzz_rows_build(&rep, data, size);
@@ -157,6 +157,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(!"SVG output is well-formed XML");
 	}
 	fuzz_out_free(&out);
-	stack_report_free(&rep);
+	report_free(&rep);
 	return 0;
 }

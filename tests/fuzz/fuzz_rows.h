@@ -2,7 +2,7 @@
 /*
  * Report rows made of hostile names, for the output-writer targets.
  *
- * Rows are what stack_report_collect() hands the writers: a comm of up to
+ * Rows are what stack_collector_collect() hands the writers: a comm of up to
  * 15 bytes as BPF copied it (any bytes but NUL), then frame names joined
  * root first with ';', kernel frames suffixed "_[k]", and maybe the
  * runnable marker. Frame names are anything but NUL, ';' and '\n'
@@ -21,7 +21,7 @@
 #define PYBPF_FUZZ_ROWS_H
 
 #include "fuzz_common.h"
-#include "stack_report.h"
+#include "report/rows.h"
 
 #define FUZZ_MAX_ROWS 256
 
@@ -37,11 +37,11 @@ static int fuzz_row_cmp(const void *a, const void *b)
 }
 
 /* Builds rep->rows from the input (sorted as merge_rows() leaves them). */
-static inline void fuzz_rows_build(struct stack_report *rep, const uint8_t *data, size_t size)
+static inline void fuzz_rows_build(struct report *rep, const uint8_t *data, size_t size)
 {
 	struct fuzz_in in = { data, size };
 
-	stack_report_init(rep, true, true, false);
+	report_init(rep, false);
 	rep->rows = calloc(FUZZ_MAX_ROWS, sizeof(*rep->rows));
 	if (!rep->rows)
 		abort();

@@ -48,7 +48,7 @@ command -v "$CC" >/dev/null || die "no $CC (apt-get install clang-14 libclang-rt
 mkdir -p "$B"/{gen,obj,bin,seeds,corpus,artifacts,logs}
 
 # ---- build --------------------------------------------------------------
-INC=(-I "$ROOT/lib" -I "$ROOT/offsets" -I "$ROOT/bpf_c" -I "$B/gen" -I "$HERE")
+INC=(-I "$ROOT/lib" -I "$ROOT" -I "$B/gen" -I "$HERE")
 SAN=(-fsanitize=address,undefined -fno-sanitize-recover=all)
 CFLAGS=(-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Wall -Wextra
         -Wno-unused-parameter "${INC[@]}")
@@ -59,7 +59,7 @@ stale() {
     local out=$1; shift
     [ -e "$out" ] || return 0
     local f
-    for f in "$@" "$ROOT"/lib/*.h "$ROOT"/bpf_c/*.h "$HERE"/*.h "$ROOT"/offsets/field_specs.def; do
+    for f in "$@" "$ROOT"/lib/*/*.h "$ROOT"/tools/*.h "$ROOT"/bpf_c/*.h "$HERE"/*.h "$ROOT"/offsets/field_specs.def; do
         [ "$f" -nt "$out" ] && return 0
     done
     return 1
@@ -67,13 +67,13 @@ stale() {
 
 gen() {
     local tables=("$ROOT"/offsets/cpython-3.*.offsets)
-    if stale "$B/gen/offset_tables.c" "${tables[@]}" "$ROOT/lib/embed_text.py"; then
-        python3 "$ROOT/lib/embed_text.py" "$B/gen/offset_tables.c" array py_builtin_tables \
+    if stale "$B/gen/offset_tables.c" "${tables[@]}" "$ROOT/bpf_c/embed_text.py"; then
+        python3 "$ROOT/bpf_c/embed_text.py" "$B/gen/offset_tables.c" array py_builtin_tables \
             $(printf '%s\n' "${tables[@]}" | sort -V)
     fi
-    if stale "$B/gen/profile.pb-c.c" "$ROOT/lib/pprof/profile.proto"; then
+    if stale "$B/gen/profile.pb-c.c" "$ROOT/lib/report/pprof/profile.proto"; then
         command -v protoc-c >/dev/null || die "no protoc-c (apt-get install protobuf-c-compiler)"
-        protoc-c --proto_path="$ROOT/lib/pprof" --c_out="$B/gen" "$ROOT/lib/pprof/profile.proto"
+        protoc-c --proto_path="$ROOT/lib/report/pprof" --c_out="$B/gen" "$ROOT/lib/report/pprof/profile.proto"
     fi
     [ -e "$B/gen/pybpf_version.h" ] ||
         echo '#define PYBPF_VERSION "fuzz"' > "$B/gen/pybpf_version.h"
@@ -83,8 +83,8 @@ build() {
     local objs=() src obj t
     gen
     # every lib/ source, instrumented; targets link what they use
-    for src in "$ROOT"/lib/*.c "$B/gen/offset_tables.c" "$B/gen/profile.pb-c.c"; do
-        obj=$B/obj/$(basename "${src%.c}").o
+    for src in "$ROOT"/lib/*/*.c "$B/gen/offset_tables.c" "$B/gen/profile.pb-c.c"; do
+        obj=$B/obj/$(basename "$(dirname "$src")")_$(basename "${src%.c}").o
         if stale "$obj" "$src"; then
             "$CC" "${CFLAGS[@]}" "${SAN[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
         fi

@@ -18,10 +18,10 @@
 #include <errno.h>
 #include <sys/stat.h>
 
-#include "debug_offsets.h"
-#include "elf_image.h"
+#include "cpython/offsets_debug.h"
+#include "sys/elf_image.h"
 #include "fuzz_mem.h"
-#include "py_gil.h"
+#include "cpython/gil.h"
 
 static void write_file(const char *dir, const char *name, const void *a, size_t alen,
 		       const void *b, size_t blen)

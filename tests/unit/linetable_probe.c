@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linetable.h"
+#include "cpython/linetable.h"
 
 int main(void)
 {
@@ -30,7 +30,7 @@ int main(void)
 			for (; hex[2 * n] && hex[2 * n + 1] && n < sizeof(table); n++)
 				sscanf(hex + 2 * n, "%2hhx", &table[n]);
 		while ((tok = strtok_r(NULL, " \n", &save)))
-			printf("%d ", linetable_line(minor, table, n, first, atoll(tok)));
+			printf("%d ", linetable_line(py_rules_for(minor, false)->line_format, table, n, first, atoll(tok)));
 		printf("\n");
 	}
 	return 0;

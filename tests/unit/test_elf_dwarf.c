@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dwarf_offsets.h"
-#include "elf_image.h"
+#include "cpython/offsets_dwarf.h"
+#include "sys/elf_image.h"
 
 static int passed, failed;
 

@@ -8,11 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "debug_offsets.h"
-#include "linetable.h"
-#include "py_code.h"
-#include "py_offsets.h"
-#include "py_version.h"
+#include "cpython/offsets_debug.h"
+#include "cpython/linetable.h"
+#include "cpython/code.h"
+#include "cpython/offsets.h"
+#include "cpython/version.h"
 
 static int passed, failed;
 

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * pygil's user-space half: finds and checks each process's GIL and hands
+ * its address to BPF, samples the GIL state (who holds it, how often it
+ * changes hands) and the thread list while processes live, and prints the
+ * per-thread table from what BPF counted.
+ */
+#ifndef PYBPF_GIL_MONITOR_H
+#define PYBPF_GIL_MONITOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "report/log2_hist.h"
+#include "bpf_c/py_abi.h"
+#include "bpf/registry.h"
+
+struct gil_thread_info {
+	pid_t pid, tid;
+	char comm[16];
+	uint64_t tstate;
+	uint64_t first_ns, last_ns;        /* seen alive from .. to */
+	uint64_t hold_samples;
+	struct pyb_gil_thread now, prev; /* prev: at the last interval */
+	uint64_t prev_hold_samples, prev_wall_ns;
+};
+
+struct gil_proc_info {
+	pid_t pid;
+	char comm[16];
+	char version[24];
+	uint64_t gil;
+	uint64_t interval_us;
+	uint64_t switch_first, switch_last, switch_prev;
+	uint64_t samples, prev_samples;
+	uint64_t first_ns, last_ns, prev_ns;
+	bool gone;
+	unsigned activation; /* the target's, when adopted: another one is an exec */
+	struct log2_hist hist;
+};
+
+struct gil_monitor {
+	const char *tool;
+	int gils_fd, threads_fd, waits_fd, hists_fd;
+	pid_t only_tid;
+	struct gil_proc_info *procs;
+	size_t nprocs, cap_procs;
+	struct gil_thread_info *threads;
+	size_t nthreads, cap_threads;
+	uint64_t last_threads_ns;
+	size_t refused, free_threaded;
+};
+
+void gil_monitor_init(struct gil_monitor *m, const char *tool, int gils_fd, int threads_fd,
+		      int waits_fd, int hists_fd);
+void gil_monitor_free(struct gil_monitor *m);
+
+/* Registers GILs of new targets, samples the GIL state and thread lists. */
+void gil_monitor_tick(struct gil_monitor *m, struct py_registry *reg);
+
+/* Processes whose GIL is watched. */
+size_t gil_monitor_count(const struct gil_monitor *m);
+
+/*
+ * Reads BPF's per-thread counts and prints the table (and, when final,
+ * each process's histogram of wait durations). With since_last, figures
+ * cover the time since the previous call (interval mode).
+ */
+void gil_monitor_print(struct gil_monitor *m, FILE *out, bool since_last, bool final);
+
+#endif

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "bpf/module.h"
+
+#include <bcc/bcc_common.h>
+#include <bcc/libbpf.h>
+#include <bcc/perf_reader.h>
+#include <errno.h>
+#include <linux/bpf.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+static bool path_exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+static bool kernel_headers_present(const char *release)
+{
+	const char *env = getenv("BCC_KERNEL_SOURCE");
+	const char *dirs[] = { "build", "source" };
+	char path[512];
+
+	if (env && *env) {
+		snprintf(path, sizeof(path), "%s/include/linux/kconfig.h", env);
+		if (path_exists(path))
+			return true;
+	}
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/lib/modules/%s/%s/include/linux/kconfig.h", release,
+			 dirs[i]);
+		if (path_exists(path))
+			return true;
+	}
+	return path_exists("/sys/kernel/kheaders.tar.xz");
+}
+
+static int ensure_tracefs(char *err, size_t len)
+{
+	if (path_exists("/sys/kernel/tracing/events") ||
+	    path_exists("/sys/kernel/debug/tracing/events"))
+		return 0;
+	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0 &&
+	    path_exists("/sys/kernel/tracing/events"))
+		return 0;
+	snprintf(err, len,
+		 "tracefs is not mounted and could not be mounted (%s).\n"
+		 "  Fix: mount -t tracefs tracefs /sys/kernel/tracing",
+		 strerror(errno));
+	return -1;
+}
+
+int bpfmod_environment_check(char *err, size_t len)
+{
+	struct utsname u;
+
+	if (geteuid() != 0) {
+		snprintf(err, len,
+			 "must be run as root (BPF programs need CAP_BPF, CAP_PERFMON and "
+			 "CAP_SYS_ADMIN).\n  Fix: sudo %s",
+			 "<the same command>");
+		return -1;
+	}
+	uname(&u);
+	if (!kernel_headers_present(u.release)) {
+		snprintf(err, len,
+			 "no kernel headers for Linux %s: libbcc needs them to compile BPF "
+			 "programs.\n"
+			 "  Fix: apt-get install linux-headers-%s, or run './setup.sh headers' "
+			 "from pybpf-tools\n"
+			 "  (it maps the distribution's newest linux-headers package when none "
+			 "match the kernel),\n"
+			 "  or set BCC_KERNEL_SOURCE to a kernel header tree.",
+			 u.release, u.release);
+		return -1;
+	}
+	return ensure_tracefs(err, len);
+}
+
+int bpfmod_compile(struct bpfmod *m, const char *text, const char *const *cflags,
+		       int ncflags)
+{
+	memset(m, 0, sizeof(*m));
+	m->mod = bpf_module_create_c_from_string(text, 0, (const char **)cflags, ncflags, true,
+						 NULL);
+	if (!m->mod) {
+		snprintf(m->err, sizeof(m->err), "the BPF program failed to compile (see above)");
+		return -1;
+	}
+	return 0;
+}
+
+void bpfmod_close(struct bpfmod *m)
+{
+	for (int i = 0; i < m->nperf; i++)
+		bpf_close_perf_event_fd(m->perf_fds[i]);
+	for (int i = 0; i < m->nattach; i++)
+		close(m->attach_fds[i]);
+	for (int i = 0; i < m->nreaders; i++)
+		perf_reader_free(m->readers[i]);
+	if (m->mod)
+		bpf_module_destroy(m->mod);
+	memset(m, 0, sizeof(*m));
+}
+
+int bpfmod_load(struct bpfmod *m, const char *fn, int prog_type)
+{
+	void *start = bpf_function_start(m->mod, fn);
+	int fd;
+
+	if (!start) {
+		snprintf(m->err, sizeof(m->err), "no BPF function %s", fn);
+		return -1;
+	}
+	fd = bcc_func_load(m->mod, prog_type, fn, start, (int)bpf_function_size(m->mod, fn),
+			   bpf_module_license(m->mod), bpf_module_kern_version(m->mod), 0, NULL, 0,
+			   NULL, -1);
+	if (fd < 0) {
+		int saved = errno;
+		size_t cap = 16 << 20;
+		char *log = getenv("PYBPF_VERIFIER_LOG") ? malloc(cap) : NULL;
+
+		/* PYBPF_VERIFIER_LOG=1: show the verifier's reasons (the tail) */
+		if (log) {
+			log[0] = '\0';
+			bcc_func_load(m->mod, prog_type, fn, start, (int)bpf_function_size(m->mod, fn),
+				      bpf_module_license(m->mod), bpf_module_kern_version(m->mod), 1,
+				      log, (unsigned)cap, NULL, -1);
+			size_t len = strlen(log);
+
+			fprintf(stderr, "%s\n", len > 6000 ? log + len - 6000 : log);
+			free(log);
+		}
+		snprintf(m->err, sizeof(m->err),
+			 "loading BPF program %s failed: %s (PYBPF_VERIFIER_LOG=1 shows why)", fn,
+			 strerror(saved));
+	}
+	return fd;
+}
+
+int online_cpus(int *cpus, int max)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int n = 0, lo, hi;
+	char sep;
+
+	if (!f) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+
+		for (int i = 0; i < c && n < max; i++)
+			cpus[n++] = i;
+		return n;
+	}
+	while (fscanf(f, "%d", &lo) == 1) {
+		hi = lo;
+		if (fscanf(f, "%c", &sep) == 1 && sep == '-') {
+			if (fscanf(f, "%d", &hi) != 1)
+				break;
+			if (fscanf(f, "%c", &sep) != 1)
+				sep = '\n';
+		}
+		for (int c = lo; c <= hi && n < max; c++)
+			cpus[n++] = c;
+		if (sep != ',')
+			break;
+	}
+	fclose(f);
+	return n;
+}
+
+int bpfmod_attach_sampling(struct bpfmod *m, int progfd, int freq)
+{
+	int cpus[BPFMOD_MAX_CPUS], n = online_cpus(cpus, BPFMOD_MAX_CPUS);
+
+	for (int i = 0; i < n; i++) {
+		int fd = bpf_attach_perf_event(progfd, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+					       0, (uint64_t)freq, -1, cpus[i], -1);
+
+		if (fd < 0) {
+			if (errno == ENODEV)
+				continue; /* CPU went offline */
+			snprintf(m->err, sizeof(m->err), "perf_event_open on CPU %d failed: %s",
+				 cpus[i], strerror(errno));
+			return -1;
+		}
+		m->perf_fds[m->nperf++] = fd;
+	}
+	return 0;
+}
+
+int bpfmod_attach_tracepoint(struct bpfmod *m, int progfd, const char *category,
+				 const char *event)
+{
+	int fd = bpf_attach_tracepoint(progfd, category, event);
+
+	if (fd < 0 || m->nattach >= 8) {
+		snprintf(m->err, sizeof(m->err), "attaching to tracepoint %s:%s failed", category,
+			 event);
+		return -1;
+	}
+	m->attach_fds[m->nattach++] = fd;
+	return 0;
+}
+
+int bpfmod_attach_raw_tracepoint(struct bpfmod *m, int progfd, const char *event)
+{
+	int fd = bpf_attach_raw_tracepoint(progfd, event);
+
+	if (fd < 0 || m->nattach >= 8) {
+		snprintf(m->err, sizeof(m->err), "attaching to raw tracepoint %s failed", event);
+		return -1;
+	}
+	m->attach_fds[m->nattach++] = fd;
+	return 0;
+}
+
+int bpfmod_table_fd(struct bpfmod *m, const char *table)
+{
+	return bpf_table_fd(m->mod, table);
+}
+
+int bpfmod_open_events(struct bpfmod *m, const char *table, bpfmod_event_fn fn,
+			   bpfmod_lost_fn lost, void *ctx, int pages)
+{
+	int cpus[BPFMOD_MAX_CPUS], n = online_cpus(cpus, BPFMOD_MAX_CPUS);
+	int map_fd = bpf_table_fd(m->mod, table);
+
+	if (map_fd < 0) {
+		snprintf(m->err, sizeof(m->err), "no table %s", table);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		void *reader;
+		int key = cpus[i], fd;
+
+		if (m->nreaders >= (int)(sizeof(m->readers) / sizeof(m->readers[0]))) {
+			snprintf(m->err, sizeof(m->err), "too many perf buffers");
+			return -1;
+		}
+		reader = bpf_open_perf_buffer(fn, lost, ctx, -1, cpus[i], pages);
+		if (!reader) {
+			snprintf(m->err, sizeof(m->err), "cannot open perf buffer on CPU %d", key);
+			return -1;
+		}
+		m->readers[m->nreaders++] = reader;
+		fd = perf_reader_fd(reader);
+		if (bpf_update_elem(map_fd, &key, &fd, 0) < 0) {
+			snprintf(m->err, sizeof(m->err), "cannot register perf buffer: %s",
+				 strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int bpfmod_poll_events(struct bpfmod *m, int timeout_ms, struct pollfd *extra,
+			   int nextra)
+{
+	int n = m->nreaders + nextra, ready = 0;
+	struct pollfd *fds = calloc((size_t)(n ? n : 1), sizeof(*fds));
+
+	if (!fds) {
+		usleep((useconds_t)timeout_ms * 1000);
+		return 0;
+	}
+	for (int i = 0; i < m->nreaders; i++) {
+		fds[i].fd = perf_reader_fd(m->readers[i]);
+		fds[i].events = POLLIN;
+	}
+	for (int i = 0; i < nextra; i++) {
+		fds[m->nreaders + i] = extra[i];
+		fds[m->nreaders + i].revents = 0;
+	}
+	if (poll(fds, (nfds_t)n, timeout_ms) > 0) {
+		for (int i = 0; i < m->nreaders; i++)
+			if (fds[i].revents & POLLIN)
+				perf_reader_event_read(m->readers[i]);
+		for (int i = 0; i < nextra; i++) {
+			extra[i].revents = fds[m->nreaders + i].revents;
+			ready += extra[i].revents != 0;
+		}
+	}
+	free(fds);
+	return ready;
+}

@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "cpython/open.h"
+#include "bpf/registry.h"
+
+#include <bcc/bcc_syms.h>
+#include <bcc/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sys/proc_maps.h"
+#include "cpython/bpf_layout.h"
+#include "cpython/threads.h"
+#include "sys/clock.h"
+
+#define PENDING_RETRY_NS (20ull * 1000 * 1000)
+#define PENDING_GIVE_UP_NS (3ull * 1000 * 1000 * 1000)
+/* A running process (not one that just exec'd) gets this long of retries:
+ * its threads may come and go while it is validated. */
+#define SETTLED_RETRY_NS (500ull * 1000 * 1000)
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434 /* Linux 5.3, the same number on every architecture */
+#endif
+/* pidfds kept open at most: the descriptor limit is shared with /proc reads */
+#define MAX_PIDFDS 256
+#define SEED_EVERY_NS (1000ull * 1000 * 1000)
+
+void registry_init(struct py_registry *r, const char *tool, int procs_fd, int layouts_fd,
+		   const pid_t *only, size_t nonly)
+{
+	memset(r, 0, sizeof(*r));
+	r->tool = tool;
+	r->procs_fd = procs_fd;
+	r->layouts_fd = layouts_fd;
+	r->tstates_fd = -1;
+	r->named_fd = -1;
+	r->only = only;
+	r->nonly = nonly;
+	code_names_init(&r->names);
+}
+
+void registry_free(struct py_registry *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->v[i].native_syms)
+			bcc_free_symcache(r->v[i].native_syms, r->v[i].pid);
+		if (r->v[i].pidfd >= 0)
+			close(r->v[i].pidfd);
+	}
+	free(r->v);
+	code_names_free(&r->names);
+	memset(r, 0, sizeof(*r));
+}
+
+struct py_target *registry_find(struct py_registry *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->v[i].pid == pid)
+			return &r->v[i];
+	return NULL;
+}
+
+size_t registry_count(const struct py_registry *r, enum py_target_state state)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->n; i++)
+		n += r->v[i].state == state;
+	return n;
+}
+
+static bool wanted(const struct py_registry *r, pid_t pid)
+{
+	if (!r->only)
+		return true;
+	for (size_t i = 0; i < r->nonly; i++)
+		if (r->only[i] == pid)
+			return true;
+	return false;
+}
+
+static int layout_id(struct py_registry *r, const struct py_process *p)
+{
+	struct pyb_layout l;
+
+	py_bpf_layout(p, &l);
+	for (int i = 0; i < r->nlayouts; i++)
+		if (memcmp(&r->layouts[i], &l, sizeof(l)) == 0)
+			return i;
+	/* the walker reads a code's name and file pointers in one 24-byte read */
+	if (r->nlayouts == PYB_MAX_LAYOUTS || l.frame_span > 128 ||
+	    abs((l.code_qualname >= 0 ? l.code_qualname : l.code_name) - l.code_filename) > 16)
+		return -1;
+	r->layouts[r->nlayouts] = l;
+	if (bpf_update_elem(r->layouts_fd, &r->nlayouts, &l, 0) < 0)
+		return -1;
+	return r->nlayouts++;
+}
+
+static int register_bpf(struct py_registry *r, struct py_target *t)
+{
+	struct pyb_proc cfg = { 0 };
+	char path[64];
+	struct stat self_ns, ns;
+	uint32_t key = (uint32_t)t->pid;
+
+	t->layout = layout_id(r, &t->proc);
+	if (t->layout < 0)
+		return -1;
+	cfg.runtime_addr = t->proc.runtime_addr;
+	cfg.layout = (uint32_t)t->layout;
+	cfg.pthread_tid_offset = t->proc.pthread_tid_offset;
+	/* without frame pointers the native stack is dropped anyway: do not
+	 * pay for walking it (the dearest part of a sample) */
+	if (t->proc.frame_pointers)
+		cfg.flags |= PYB_PROC_NATIVE_STACKS;
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)t->pid);
+	if (stat("/proc/self/ns/pid", &self_ns) == 0 && stat(path, &ns) == 0 &&
+	    (ns.st_ino != self_ns.st_ino || ns.st_dev != self_ns.st_dev)) {
+		cfg.flags |= PYB_PROC_OTHER_PIDNS;
+		cfg.pidns_dev = (uint64_t)ns.st_dev;
+		cfg.pidns_ino = (uint64_t)ns.st_ino;
+	}
+	return bpf_update_elem(r->procs_fd, &key, &cfg, 0);
+}
+
+/* "no such process" can also come of a read that raced with a thread's
+ * end: the process is gone only when /proc says so too. */
+static bool process_gone(const struct py_process *p)
+{
+	return strstr(p->err, "no such process") && !proc_alive(p->pid);
+}
+
+/* Failures that will not go away by waiting. */
+static bool final_failure(const struct py_process *p)
+{
+	return strstr(p->err, "unsupported Python") || process_gone(p);
+}
+
+bool registry_failure_may_pass(const struct py_process *p)
+{
+	return !final_failure(p) && !strstr(p->err, "is this a Python process?");
+}
+
+/* Number of OS threads of pid (field 20 of /proc/PID/stat), or 0. */
+static long os_threads(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	long n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		/* after the comm: state, then fields 4..19, then num_threads */
+		if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+				  "%ld", &n) != 1)
+			n = 0;
+	fclose(f);
+	return n;
+}
+
+/*
+ * BPF finds a thread's state by walking the interpreter's list of them,
+ * PYB_MAX_THREAD_SCAN deep, and caches what it found. New threads join
+ * the list at its head, so in a process with more threads than that the
+ * oldest ones (often the busy ones, started first) would never be found:
+ * for such processes user space, which can walk the whole list, fills the
+ * cache itself, once a second. BPF checks each entry before use.
+ */
+/* Its BPF entry stays: samples may be in flight. */
+static void close_pidfd(struct py_registry *r, struct py_target *t)
+{
+	if (t->pidfd >= 0) {
+		close(t->pidfd);
+		t->pidfd = -1;
+		r->npidfds--;
+	}
+}
+
+static void mark_exited(struct py_registry *r, struct py_target *t)
+{
+	t->state = TARGET_GONE;
+	r->exited++;
+	close_pidfd(r, t);
+}
+
+static void seed_thread_states(struct py_registry *r, struct py_target *t, uint64_t now)
+{
+	struct py_thread *threads;
+	int n;
+
+	if (r->tstates_fd < 0 || now - t->last_seed_ns < SEED_EVERY_NS)
+		return;
+	t->last_seed_ns = now;
+	t->many_threads = os_threads(t->pid) > PYB_MAX_THREAD_SCAN / 2;
+	if (!t->many_threads)
+		return;
+	threads = malloc(PY_MAX_THREADS * sizeof(*threads));
+	if (!threads)
+		return;
+	n = py_threads_read(&t->proc, threads, PY_MAX_THREADS);
+	for (int i = 0; i < n; i++) {
+		uint32_t tid = (uint32_t)threads[i].host_tid;
+		uint64_t ts = threads[i].tstate;
+
+		if (tid && ts)
+			bpf_update_elem(r->tstates_fd, &tid, &ts, 0);
+	}
+	free(threads);
+}
+
+static void try_target(struct py_registry *r, struct py_target *t)
+{
+	uint64_t now = monotonic_ns();
+
+	t->last_try_ns = now;
+	if (py_process_open(&t->proc, t->pid) == 0) {
+		if (register_bpf(r, t) < 0) {
+			t->state = TARGET_REFUSED;
+			snprintf(t->proc.err, sizeof(t->proc.err), "cannot register with BPF");
+		} else {
+			t->state = TARGET_ACTIVE;
+			/* the same process after an exec keeps its pidfd */
+			if (t->pidfd < 0 && r->npidfds < MAX_PIDFDS) {
+				t->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+				r->npidfds += t->pidfd >= 0;
+			}
+			t->activations++;
+			t->last_seed_ns = 0;
+			seed_thread_states(r, t, now);
+			r->active_ever++;
+			if (t->native_syms) /* the program's before an exec */
+				bcc_free_symcache(t->native_syms, t->pid);
+			t->native_syms = t->proc.frame_pointers ? bcc_symcache_new(t->pid, NULL)
+								: NULL;
+			if (!t->proc.frame_pointers)
+				r->no_frame_pointers++;
+		}
+	} else if (process_gone(&t->proc)) {
+		t->state = TARGET_GONE;
+		if (r->only && !t->reported) {
+			fprintf(stderr, "%s: PID %d: %s; skipped\n", r->tool, (int)t->pid,
+				t->proc.err);
+			t->reported = true;
+		}
+	} else if (final_failure(&t->proc) || now - t->first_seen_ns > PENDING_GIVE_UP_NS ||
+		   (!t->starting && !registry_failure_may_pass(&t->proc))) {
+		bool python = !strstr(t->proc.err, "is this a Python process?");
+
+		t->state = python ? TARGET_REFUSED : TARGET_NOT_PYTHON;
+		r->refused += python;
+	} else {
+		t->state = TARGET_PENDING;
+	}
+	if (t->state != TARGET_ACTIVE)
+		close_pidfd(r, t);
+	/* Say why a Python process (or one the user named) is not profiled. */
+	if ((t->state == TARGET_REFUSED || (t->state == TARGET_NOT_PYTHON && r->only)) &&
+	    !t->reported) {
+		fprintf(stderr, "%s: PID %d (%s): %s; skipped\n", r->tool, (int)t->pid,
+			t->proc.comm, t->proc.err);
+		t->reported = true;
+	}
+}
+
+void registry_consider(struct py_registry *r, pid_t pid, bool young)
+{
+	struct py_target *t = registry_find(r, pid);
+
+	if (!wanted(r, pid))
+		return;
+	if (t) {
+		if (t->state == TARGET_ACTIVE && !young)
+			return;
+		/* exec'd into something new: look again from scratch */
+		if (t->state == TARGET_ACTIVE) {
+			uint32_t key = (uint32_t)pid;
+
+			bpf_delete_elem(r->procs_fd, &key);
+		}
+	} else {
+		if (r->n == r->cap) {
+			size_t cap = r->cap ? r->cap * 2 : 64;
+			struct py_target *v = realloc(r->v, cap * sizeof(*v));
+
+			if (!v)
+				return;
+			r->v = v;
+			r->cap = cap;
+		}
+		t = &r->v[r->n++];
+		memset(t, 0, sizeof(*t));
+		t->pid = pid;
+		t->pidfd = -1;
+	}
+	t->first_seen_ns = monotonic_ns();
+	t->starting = young;
+	if (!young) /* not starting up: a short while of retries is enough */
+		t->first_seen_ns -= PENDING_GIVE_UP_NS - SETTLED_RETRY_NS;
+	t->reported = false;
+	try_target(r, t);
+}
+
+void registry_tick(struct py_registry *r)
+{
+	uint64_t now = monotonic_ns();
+
+	for (size_t i = 0; i < r->n; i++) {
+		struct py_target *t = &r->v[i];
+
+		if (t->state == TARGET_PENDING && now - t->last_try_ns >= PENDING_RETRY_NS) {
+			try_target(r, t);
+		} else if (t->state == TARGET_ACTIVE) {
+			if (t->pidfd < 0 && !proc_alive(t->pid))
+				mark_exited(r, t);
+			else
+				seed_thread_states(r, t, now);
+		}
+	}
+}
+
+int registry_turn_ms(const struct py_registry *r)
+{
+	int ms = REGISTRY_IDLE_TURN_MS;
+
+	for (size_t i = 0; i < r->n; i++) {
+		const struct py_target *t = &r->v[i];
+
+		if (t->state == TARGET_PENDING)
+			return (int)(PENDING_RETRY_NS / 1000000);
+		if (t->state == TARGET_ACTIVE && (t->pidfd < 0 || t->many_threads))
+			ms = (int)(SEED_EVERY_NS / 1000000);
+	}
+	return ms;
+}
+
+int registry_exit_fds(const struct py_registry *r, struct pollfd *fds, int max)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < r->n && n < max; i++) {
+		if (r->v[i].state != TARGET_ACTIVE || r->v[i].pidfd < 0)
+			continue;
+		fds[n].fd = r->v[i].pidfd;
+		fds[n].events = POLLIN;
+		fds[n].revents = 0;
+		n++;
+	}
+	return n;
+}
+
+void registry_note_exits(struct py_registry *r, const struct pollfd *fds, int n)
+{
+	for (int k = 0; k < n; k++) {
+		if (!fds[k].revents)
+			continue;
+		for (size_t i = 0; i < r->n; i++)
+			if (r->v[i].state == TARGET_ACTIVE && r->v[i].pidfd == fds[k].fd)
+				mark_exited(r, &r->v[i]);
+	}
+}
+
+/*
+ * Cheap first look for a system-wide scan: the executable or a mapped file
+ * is called python* or libpython*. Reading symbols of every binary on the
+ * machine would cost far more.
+ */
+static bool maybe_python(pid_t pid)
+{
+	struct proc_maps maps;
+	bool found = false;
+
+	if (proc_maps_read(pid, &maps) < 0)
+		return false;
+	for (size_t i = 0; i < maps.n && !found; i++) {
+		const char *base = proc_map_basename(&maps.v[i]);
+
+		found = strncmp(base, "python", 6) == 0 || strncmp(base, "libpython", 9) == 0;
+	}
+	proc_maps_free(&maps);
+	return found;
+}
+
+void registry_scan(struct py_registry *r)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid == getpid())
+			continue;
+		if (!registry_find(r, (pid_t)pid) && (r->only || maybe_python((pid_t)pid)))
+			registry_consider(r, (pid_t)pid, false);
+	}
+	closedir(d);
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The Python processes a tool watches: found at start and as they appear
+ * (exec, fork, a /proc rescan), checked with lib/py_process, and handed to
+ * BPF through two maps: `layouts` (one entry per distinct interpreter
+ * layout) and `procs` (pid -> runtime address, layout, namespace).
+ */
+#ifndef PYBPF_PY_REGISTRY_H
+#define PYBPF_PY_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf/code_names.h"
+#include "bpf_c/py_abi.h"
+#include "cpython/process.h"
+
+enum py_target_state {
+	TARGET_PENDING,    /* not (yet) readable: starting up; retried for a while */
+	TARGET_ACTIVE,     /* registered with BPF */
+	TARGET_NOT_PYTHON, /* not a Python process */
+	TARGET_REFUSED,    /* Python we must not read (unsupported, failed validation) */
+	TARGET_GONE,       /* exited */
+};
+
+struct py_target {
+	pid_t pid;
+	enum py_target_state state;
+	struct py_process proc;
+	int layout;
+	uint64_t first_seen_ns, last_try_ns;
+	bool reported;
+	void *native_syms; /* bcc symbol cache, when native stacks are trusted */
+	unsigned activations; /* times made active: a new program after an exec */
+	uint64_t last_seed_ns; /* thread states last handed to BPF (see registry_tick) */
+	int pidfd; /* readable once the process has exited; -1: none (then /proc is polled) */
+	bool starting; /* just exec'd or forked: its interpreter may not be mapped yet */
+	bool many_threads; /* more than BPF's search covers, at the last look */
+};
+
+struct py_registry {
+	struct py_target *v;
+	size_t n, cap;
+	struct pyb_layout layouts[PYB_MAX_LAYOUTS];
+	int nlayouts;
+	int procs_fd, layouts_fd;
+	int tstates_fd; /* BPF's tid -> thread state cache; -1: none */
+	int named_fd;   /* BPF's set of named code objects; -1: none */
+	int npidfds;    /* open pidfds of targets */
+	const pid_t *only; /* -p list; NULL: every Python process */
+	size_t nonly;
+	const char *tool; /* for messages */
+	struct code_names names;
+	/* for the summary */
+	size_t active_ever, exited, refused, no_frame_pointers;
+};
+
+void registry_init(struct py_registry *r, const char *tool, int procs_fd, int layouts_fd,
+		   const pid_t *only, size_t nonly);
+void registry_free(struct py_registry *r);
+
+/* A pid to look at now (start-up, exec, fork). young: it may still be
+ * starting, so failures are retried for a while. */
+void registry_consider(struct py_registry *r, pid_t pid, bool young);
+
+/* Retries pending processes, notices exits (of processes without a pidfd;
+ * the others are reported by registry_exit_fds), and hands BPF the thread
+ * states of processes with more threads than it searches by itself
+ * (PYB_MAX_THREAD_SCAN). Call every 20 ms while some process is pending,
+ * otherwise about once a second. */
+void registry_tick(struct py_registry *r);
+
+/* Whether a failure of py_process_open on a running process may pass if
+ * tried again soon (a thread list that changed while being validated): not
+ * for an unsupported version, a process that is not Python, or one gone. */
+bool registry_failure_may_pass(const struct py_process *p);
+
+/* How soon registry_tick wants to run again, in ms: 20 while a process is
+ * pending, 1000 while one has no pidfd or many threads, otherwise
+ * REGISTRY_IDLE_TURN_MS (only thread counts are checked then). */
+#define REGISTRY_IDLE_TURN_MS 5000
+int registry_turn_ms(const struct py_registry *r);
+
+/* Fills fds (up to max) with the pidfds of active processes, to poll for
+ * their exit; returns how many. */
+struct pollfd;
+int registry_exit_fds(const struct py_registry *r, struct pollfd *fds, int max);
+
+/* After the poll: marks the processes whose pidfd became ready as gone. */
+void registry_note_exits(struct py_registry *r, const struct pollfd *fds, int n);
+
+/* System-wide: looks for processes not seen yet. */
+void registry_scan(struct py_registry *r);
+
+struct py_target *registry_find(struct py_registry *r, pid_t pid);
+
+/* Number of targets in a state. */
+size_t registry_count(const struct py_registry *r, enum py_target_state state);
+
+
+#endif

@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "cpython/open.h"
+#include "bpf/session.h"
+
+#include <bcc/libbpf.h>
+#include <errno.h>
+#include <linux/bpf.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sys/proc_maps.h"
+#include "sys/clock.h"
+#include "bpf_c/py_abi.h"
+
+/*
+ * Turns of the main loop cost CPU whatever the sampling rate (a wakeup and
+ * a few system calls: about a millisecond of CPU in a VM, which is more
+ * than BPF spends on 99 samples): they are kept few. Events wake it at
+ * once: exec, fork and new stacks from BPF, exits from the targets'
+ * pidfds. The turns retry pending processes (every 20 ms), rescan the
+ * system (every second), check processes that have no pidfd and feed
+ * BPF the threads of processes with many (every second); with none of
+ * that to do, -p runs turn every REGISTRY_IDLE_TURN_MS.
+ */
+#define SCAN_TURN_MS 1000
+#define FAST_TURN_MS 20
+#define SESSION_MAX_EXIT_FDS 256
+#define SCAN_EVERY_NS (1000ull * 1000 * 1000)
+
+volatile sig_atomic_t session_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	session_stop = 1;
+}
+
+void session_install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+int session_target_thread(struct tool_session *s, pid_t tid)
+{
+	pid_t tgid;
+
+	if (proc_tgid(tid, &tgid) < 0) {
+		fprintf(stderr, "%s: no thread with TID %d\n", s->tool, (int)tid);
+		return -1;
+	}
+	s->pids[0] = tgid;
+	s->npids = 1;
+	return 0;
+}
+
+/*
+ * Compiling takes seconds: check the -p targets first, so a wrong PID is
+ * reported at once, and drop the ones that cannot be profiled.
+ */
+static int precheck_pids(struct tool_session *s)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->npids; i++) {
+		struct py_process *p = malloc(sizeof(*p));
+
+		if (!p)
+			return -1;
+		/* a failure that may pass (threads that came and went while it
+		 * was validated) is left to the registry, which retries it */
+		if (py_process_open(p, s->pids[i]) == 0 || registry_failure_may_pass(p))
+			s->pids[kept++] = s->pids[i];
+		else
+			fprintf(stderr, "%s: PID %d%s%s%s: %s; skipped\n", s->tool, (int)s->pids[i],
+				p->comm[0] ? " (" : "", p->comm, p->comm[0] ? ")" : "", p->err);
+		free(p);
+	}
+	s->npids = kept;
+	if (!kept) {
+		fprintf(stderr, "%s: none of the given processes can be profiled\n", s->tool);
+		return -1;
+	}
+	return 0;
+}
+
+int session_compile(struct tool_session *s, const char *text, const char *const *cflags,
+		    int ncflags)
+{
+	char err[768];
+	const char *all[32];
+	int n = 0;
+
+	if (bpfmod_environment_check(err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", s->tool, err);
+		return -1;
+	}
+	if (s->npids && precheck_pids(s) < 0)
+		return -1;
+	all[n++] = "-DPYB_BPF=1";
+	if (s->npids)
+		all[n++] = "-DPYB_ONLY_PIDS=1";
+	for (int i = 0; i < ncflags && n < 32; i++)
+		all[n++] = cflags[i];
+	/* libbcc prints to stdout on some failures; keep stdout for results */
+	fflush(stdout);
+	if (bpfmod_compile(&s->bpf, text, all, n) < 0) {
+		fprintf(stderr, "%s: %s\n", s->tool, s->bpf.err);
+		return -1;
+	}
+	return 0;
+}
+
+static void on_proc_event(void *ctx, void *data, int size)
+{
+	struct tool_session *s = ctx;
+	struct pyb_proc_event ev;
+
+	if (size < (int)sizeof(ev))
+		return;
+	memcpy(&ev, data, sizeof(ev));
+	/* fork also fires for new threads: only new processes matter */
+	if (ev.kind == PYB_EVENT_FORK) {
+		pid_t tgid;
+
+		if (proc_tgid((pid_t)ev.pid, &tgid) < 0 || tgid != (pid_t)ev.pid)
+			return;
+	}
+	registry_consider(&s->reg, (pid_t)ev.pid, true);
+}
+
+static void on_stack_event(void *ctx, void *data, int size)
+{
+	struct tool_session *s = ctx;
+	struct pyb_proc_event ev;
+
+	if (size < (int)sizeof(ev))
+		return;
+	memcpy(&ev, data, sizeof(ev));
+	if (s->running)
+		stack_collector_name_stack(&s->col, &s->reg, s->pystacks_fd, ev.key);
+	else
+		s->hints_lost = true; /* not running yet: the first drain sees it */
+}
+
+static void on_lost_hints(void *ctx, uint64_t lost)
+{
+	(void)lost;
+	((struct tool_session *)ctx)->hints_lost = true;
+}
+
+static void on_lost_events(void *ctx, uint64_t lost)
+{
+	((struct tool_session *)ctx)->lost_events += lost;
+}
+
+/* -p: BPF announces the execs of these PIDs only. */
+static int fill_only_pids(struct tool_session *s)
+{
+	int fd = s->npids ? bpfmod_table_fd(&s->bpf, "only_pids") : -1;
+	uint8_t one = 1;
+
+	for (size_t i = 0; i < s->npids; i++) {
+		uint32_t key = (uint32_t)s->pids[i];
+
+		if (bpf_update_elem(fd, &key, &one, BPF_ANY) < 0) {
+			snprintf(s->bpf.err, sizeof(s->bpf.err), "cannot fill only_pids: %s",
+				 strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int session_start_discovery(struct tool_session *s)
+{
+	int exec_fd = bpfmod_load(&s->bpf, "raw_tracepoint__sched_process_exec",
+				      BPF_PROG_TYPE_RAW_TRACEPOINT);
+	int fork_fd = bpfmod_load(&s->bpf, "tracepoint__sched__sched_process_fork",
+				      BPF_PROG_TYPE_TRACEPOINT);
+
+	if (exec_fd < 0 || fork_fd < 0 || fill_only_pids(s) < 0 ||
+	    bpfmod_attach_raw_tracepoint(&s->bpf, exec_fd, "sched_process_exec") < 0 ||
+	    (!s->npids && /* -p: children are not wanted */
+	     bpfmod_attach_tracepoint(&s->bpf, fork_fd, "sched", "sched_process_fork") < 0) ||
+	    bpfmod_open_events(&s->bpf, "proc_events", on_proc_event, on_lost_events, s, 8) <
+		    0 ||
+	    bpfmod_open_events(&s->bpf, "stack_events", on_stack_event, on_lost_hints, s, 8) <
+		    0) {
+		fprintf(stderr, "%s: %s\n", s->tool, s->bpf.err);
+		return -1;
+	}
+	registry_init(&s->reg, s->tool, bpfmod_table_fd(&s->bpf, "procs"),
+		      bpfmod_table_fd(&s->bpf, "layouts"), s->npids ? s->pids : NULL, s->npids);
+	s->reg.tstates_fd = bpfmod_table_fd(&s->bpf, "tstates");
+	s->reg.named_fd = bpfmod_table_fd(&s->bpf, "named_codes");
+	if (s->npids) {
+		for (size_t i = 0; i < s->npids; i++)
+			registry_consider(&s->reg, s->pids[i], false);
+		/* a failure that may pass is retried for a moment (registry.c) */
+		while (!registry_count(&s->reg, TARGET_ACTIVE) &&
+		       registry_count(&s->reg, TARGET_PENDING)) {
+			usleep(FAST_TURN_MS * 1000);
+			registry_tick(&s->reg);
+		}
+		if (!registry_count(&s->reg, TARGET_ACTIVE)) {
+			fprintf(stderr, "%s: none of the given processes can be profiled\n", s->tool);
+			return -1;
+		}
+	} else {
+		registry_scan(&s->reg);
+	}
+	return 0;
+}
+
+static bool all_targets_gone(struct tool_session *s)
+{
+	if (!s->npids)
+		return false;
+	for (size_t i = 0; i < s->reg.n; i++)
+		if (s->reg.v[i].state == TARGET_ACTIVE || s->reg.v[i].state == TARGET_PENDING)
+			return false;
+	return true;
+}
+
+void session_run(struct tool_session *s, int duration)
+{
+	uint64_t start = monotonic_ns(), last_scan = start;
+	uint64_t end = duration > 0 ? start + (uint64_t)duration * 1000000000ull : UINT64_MAX;
+	struct timespec wall;
+
+	clock_gettime(CLOCK_REALTIME, &wall);
+	s->start_realtime_ns = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec;
+
+	s->running = true;
+	while (!session_stop) {
+		struct pollfd exit_fds[SESSION_MAX_EXIT_FDS];
+		int nexit;
+		uint64_t now = monotonic_ns();
+		int turn_ms = s->on_tick ? FAST_TURN_MS : registry_turn_ms(&s->reg);
+
+		if (!s->npids && turn_ms > SCAN_TURN_MS)
+			turn_ms = SCAN_TURN_MS;
+
+		/* wake up at the end of the run, not a turn later */
+		if (end != UINT64_MAX && now < end && end - now < (uint64_t)turn_ms * 1000000ull)
+			turn_ms = (int)((end - now + 999999) / 1000000);
+		nexit = registry_exit_fds(&s->reg, exit_fds, SESSION_MAX_EXIT_FDS);
+		if (bpfmod_poll_events(&s->bpf, turn_ms, exit_fds, nexit) > 0)
+			registry_note_exits(&s->reg, exit_fds, nexit);
+		registry_tick(&s->reg);
+		if (s->on_tick)
+			s->on_tick(s, s->tick_ctx);
+		now = monotonic_ns();
+		/* every new stack was named as its hint came, unless hints were
+		 * lost: a full walk of the map (which costs a scan of all its
+		 * buckets) only then */
+		if (s->hints_lost) {
+			s->hints_lost = false;
+			stack_collector_drain(&s->col, &s->reg, s->pystacks_fd);
+		}
+		if (!s->npids && now - last_scan >= SCAN_EVERY_NS) {
+			registry_scan(&s->reg);
+			last_scan = now;
+		}
+		if (now >= end)
+			break;
+		if (all_targets_gone(s)) {
+			/* a target that exec'd into something else has not exited */
+			bool left = registry_count(&s->reg, TARGET_NOT_PYTHON) ||
+				    registry_count(&s->reg, TARGET_REFUSED);
+
+			fprintf(stderr, "%s: every target process has exited%s\n", s->tool,
+				left ? " or no longer runs a Python we can read" : "");
+			break;
+		}
+	}
+	s->duration_ns = monotonic_ns() - start;
+	s->running = false;
+	/* stop sampling before reading, then name what is left */
+	for (int i = 0; i < s->bpf.nperf; i++)
+		bpf_close_perf_event_fd(s->bpf.perf_fds[i]);
+	s->bpf.nperf = 0;
+	stack_collector_drain(&s->col, &s->reg, s->pystacks_fd);
+}
+
+uint64_t session_stat(struct tool_session *s, int which)
+{
+	uint64_t vals[BPFMOD_MAX_CPUS] = { 0 }, sum = 0;
+	int cpus[BPFMOD_MAX_CPUS];
+	int ncpu = online_cpus(cpus, BPFMOD_MAX_CPUS);
+	int max_cpu = 0;
+
+	/* per-CPU values come back as one slot per possible CPU */
+	for (int i = 0; i < ncpu; i++)
+		if (cpus[i] > max_cpu)
+			max_cpu = cpus[i];
+	if (s->stats_fd < 0 || bpf_lookup_elem(s->stats_fd, &which, vals) < 0)
+		return 0;
+	for (int i = 0; i <= max_cpu && i < BPFMOD_MAX_CPUS; i++)
+		sum += vals[i];
+	return sum;
+}
+
+int session_collect(struct tool_session *s, struct report *rep)
+{
+	struct stack_maps maps = { .counts_fd = s->counts_fd,
+				   .pystacks_fd = s->pystacks_fd,
+				   .stacks_fd = s->stacks_fd };
+
+	rep->start_realtime_ns = s->start_realtime_ns;
+	rep->duration_ns = s->duration_ns;
+	return stack_collector_collect(&s->col, &s->reg, &maps, &s->filter, rep);
+}
+
+void session_print_summary(struct tool_session *s, const char *unit)
+{
+	uint64_t samples = session_stat(s, PYB_STAT_SAMPLES);
+	uint64_t no_ts = session_stat(s, PYB_STAT_NO_TSTATE);
+	size_t gone = s->reg.exited;
+
+	fprintf(stderr,
+		"%s: %llu %s of %zu Python process%s (%zu exited during the run); "
+		"%llu with Python frames, %llu in threads without a Python thread state\n",
+		s->tool, (unsigned long long)samples, unit, s->reg.active_ever,
+		s->reg.active_ever == 1 ? "" : "es", gone,
+		(unsigned long long)(samples - no_ts), (unsigned long long)no_ts);
+	fprintf(stderr,
+		"%s: %llu stacks truncated at %d Python frames, %llu with an unreadable frame, "
+		"%llu %s not counted (maps full: %llu stacks), %llu process events lost\n",
+		s->tool, (unsigned long long)session_stat(s, PYB_STAT_TRUNCATED), PYB_MAX_FRAMES,
+		(unsigned long long)session_stat(s, PYB_STAT_READ_ERRORS),
+		(unsigned long long)session_stat(s, PYB_STAT_COUNT_MAP_FULL), unit,
+		(unsigned long long)session_stat(s, PYB_STAT_STACK_MAP_FULL),
+		(unsigned long long)s->lost_events);
+	if (s->col.unknown_code)
+		fprintf(stderr,
+			"%s: %llu frames of code objects that could not be named (their "
+			"process exited or freed them first)\n",
+			s->tool, (unsigned long long)s->col.unknown_code);
+	if (s->col.missed_kernel || s->col.missed_user)
+		fprintf(stderr,
+			"WARNING: %llu stack traces could not be displayed. Consider increasing "
+			"--stack-storage-size.\n",
+			(unsigned long long)(s->col.missed_kernel + s->col.missed_user));
+	if (s->filter.user_stacks && s->reg.no_frame_pointers)
+		fprintf(stderr,
+			"%s: native frames not shown for %zu process%s: the interpreter is built "
+			"without frame pointers, so its native stacks cannot be trusted\n",
+			s->tool, s->reg.no_frame_pointers,
+			s->reg.no_frame_pointers == 1 ? "" : "es");
+	if (s->col.native_unplaced)
+		fprintf(stderr,
+			"%s: native frames left out of %llu stacks: their native stack does not "
+			"pass through the interpreter's eval loop, so they cannot be placed\n",
+			s->tool, (unsigned long long)s->col.native_unplaced);
+	if (s->reg.refused)
+		fprintf(stderr, "%s: %zu Python process%s could not be profiled (see above)\n",
+			s->tool, s->reg.refused, s->reg.refused == 1 ? "" : "es");
+}
+
+/* Every run counts, also the quick ones for other processes, so the time
+ * per event is an upper bound. */
+void session_print_bpf_stats(struct tool_session *s, int prog_fd, const char *prog_name,
+			     uint64_t events, const char *event_noun)
+{
+	char path[64], line[128];
+	unsigned long long run_ns = 0, runs = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", prog_fd);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "run_time_ns: %llu", &run_ns);
+		sscanf(line, "run_cnt: %llu", &runs);
+	}
+	fclose(f);
+	if (!runs) {
+		fprintf(stderr, "%s: BPF run time not known: sysctl "
+				"kernel.bpf_stats_enabled=1 to measure it\n", s->tool);
+		return;
+	}
+	fprintf(stderr,
+		"%s: BPF %s program: %llu runs, %.0f ns per run, at most %.0f ns per %s (%llu)\n",
+		s->tool, prog_name, runs, (double)run_ns / (double)runs,
+		events ? (double)run_ns / (double)events : 0.0, event_noun,
+		(unsigned long long)events);
+}
+
+void session_close(struct tool_session *s)
+{
+	stack_collector_free(&s->col);
+	registry_free(&s->reg);
+	bpfmod_close(&s->bpf);
+}

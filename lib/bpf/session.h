@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What every Python-aware BPF tool does around its own program: check the
+ * environment, compile the embedded program, find and register Python
+ * processes (at start, on exec and fork, by rescans), keep naming code
+ * objects while processes live, stop on time-out, Ctrl-C or when every
+ * target has exited, and report what could not be seen.
+ */
+#ifndef PYBPF_TOOL_SESSION_H
+#define PYBPF_TOOL_SESSION_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf/module.h"
+#include "bpf/registry.h"
+#include "bpf/stack_collector.h"
+#include "report/rows.h"
+
+#define SESSION_MAX_PIDS 64
+
+struct tool_session {
+	const char *tool;
+	struct bpfmod bpf;
+	struct py_registry reg;
+	pid_t pids[SESSION_MAX_PIDS];
+	size_t npids;
+	uint64_t lost_events;
+	/* names stacks as they come and turns counts into rows */
+	struct stack_collector col;
+	struct stack_filter filter; /* set by the tool before session_collect */
+	/* new-stack hints are named at once while running; some were lost:
+	 * a full drain is due */
+	bool running, hints_lost;
+	uint64_t start_realtime_ns, duration_ns; /* of the last session_run */
+	int pystacks_fd, counts_fd, stacks_fd, stats_fd;
+	bool verbose;
+	/* called on every turn of session_run, if set; those turns come every
+	 * 20 ms then (otherwise about once a second unless something is pending) */
+	void (*on_tick)(struct tool_session *s, void *ctx);
+	void *tick_ctx;
+};
+
+/* -t TID: targets the thread's process. Returns 0, or -1 after printing why. */
+int session_target_thread(struct tool_session *s, pid_t tid);
+
+/*
+ * Checks the environment and compiles text with cflags (PYB_BPF and the
+ * common defines are added). Returns 0, or -1 after printing why.
+ */
+int session_compile(struct tool_session *s, const char *text, const char *const *cflags,
+		    int ncflags);
+
+/*
+ * Attaches the discovery programs (exec raw tracepoint, fork tracepoint),
+ * opens the event buffer and registers the initial processes. Returns 0,
+ * or -1 after printing why (e.g. no -p PID is a Python process).
+ */
+int session_start_discovery(struct tool_session *s);
+
+/* Runs until duration seconds pass (0: forever), Ctrl-C/SIGTERM, or every
+ * -p target has exited. */
+void session_run(struct tool_session *s, int duration);
+
+/* The counts that pass s->filter as rows of rep (and the run's times). */
+int session_collect(struct tool_session *s, struct report *rep);
+
+/* Reads a per-CPU counter summed over CPUs. */
+uint64_t session_stat(struct tool_session *s, int which);
+
+/* The closing summary lines on stderr. */
+void session_print_summary(struct tool_session *s, const char *unit);
+
+/*
+ * -v: the kernel's own accounting of a program's run time (needs sysctl
+ * kernel.bpf_stats_enabled=1), per run and per event of interest.
+ */
+void session_print_bpf_stats(struct tool_session *s, int prog_fd, const char *prog_name,
+			     uint64_t events, const char *event_noun);
+
+void session_close(struct tool_session *s);
+
+extern volatile sig_atomic_t session_stop;
+void session_install_signals(void);
+
+#endif

@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "bpf/stack_collector.h"
+
+#include <bcc/bcc_syms.h>
+#include <bcc/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sys/proc_maps.h"
+#include "bpf_c/py_abi.h"
+
+#define MAX_NATIVE 127 /* kernel perf_event_max_stack default */
+#define FRAME_MAX 1400
+
+void stack_collector_free(struct stack_collector *c)
+{
+	free(c->seen);
+	if (c->ksyms)
+		bcc_free_symcache(c->ksyms, -1);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Open-addressing set of drained pystack keys (0 is never a key). */
+static bool seen_insert(struct stack_collector *c, uint64_t key)
+{
+	if ((c->seen_n + 1) * 2 > c->seen_cap) {
+		size_t cap = c->seen_cap ? c->seen_cap * 2 : 4096;
+		uint64_t *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return false;
+		for (size_t i = 0; i < c->seen_cap; i++) {
+			size_t j;
+
+			if (!c->seen[i])
+				continue;
+			for (j = (c->seen[i] * 0x9e3779b97f4a7c15ULL >> 20) & (cap - 1); v[j];
+			     j = (j + 1) & (cap - 1))
+				;
+			v[j] = c->seen[i];
+		}
+		free(c->seen);
+		c->seen = v;
+		c->seen_cap = cap;
+	}
+	for (size_t j = (key * 0x9e3779b97f4a7c15ULL >> 20) & (c->seen_cap - 1);;
+	     j = (j + 1) & (c->seen_cap - 1)) {
+		if (c->seen[j] == key)
+			return false;
+		if (!c->seen[j]) {
+			c->seen[j] = key;
+			c->seen_n++;
+			return true;
+		}
+	}
+}
+
+/* Names the code objects of stored stack key, once; st is scratch space. */
+static void name_stack(struct stack_collector *c, struct py_registry *reg, int pystacks_fd,
+		       uint64_t key, struct pyb_stack *st)
+{
+	struct py_target *t;
+	struct code_name *e;
+
+	if (!seen_insert(c, key) || bpf_lookup_elem(pystacks_fd, &key, st) < 0)
+		return;
+	t = registry_find(reg, (pid_t)st->pid);
+	if (!t || t->state != TARGET_ACTIVE)
+		return;
+	for (uint32_t i = 0; i < st->len && i < PYB_MAX_FRAMES; i++) {
+		struct pyb_named_key k = { .pid = st->pid,
+					   .code = st->frames[i].code,
+					   .ident = st->frames[i].ident };
+		uint8_t one = 1;
+
+		if (st->frames[i].flags & PYB_FRAME_SHIM)
+			continue;
+		e = code_names_get(&reg->names, &t->proc, k.code, k.ident);
+		/* named: BPF need not say so again (a failure is retried) */
+		if (e && e->resolved && reg->named_fd >= 0)
+			bpf_update_elem(reg->named_fd, &k, &one, BPF_ANY);
+	}
+}
+
+void stack_collector_name_stack(struct stack_collector *c, struct py_registry *reg,
+				int pystacks_fd, uint64_t key)
+{
+	struct pyb_stack *st = malloc(sizeof(*st));
+
+	if (!st)
+		return;
+	name_stack(c, reg, pystacks_fd, key, st);
+	free(st);
+}
+
+void stack_collector_drain(struct stack_collector *c, struct py_registry *reg, int pystacks_fd)
+{
+	uint64_t key, next;
+	struct pyb_stack *st = malloc(sizeof(*st));
+	bool first = true;
+
+	if (!st)
+		return;
+	while (bpf_get_next_key(pystacks_fd, first ? NULL : &key, &next) == 0) {
+		first = false;
+		key = next;
+		name_stack(c, reg, pystacks_fd, key, st);
+	}
+	free(st);
+}
+
+/* Growing list of frame names, leaf first while it is built. */
+struct frame_list {
+	char **v;
+	int n, cap;
+};
+
+static void frames_push(struct frame_list *l, const char *name)
+{
+	char *copy;
+
+	if (l->n == l->cap) {
+		int cap = l->cap ? l->cap * 2 : 64;
+		char **v = realloc(l->v, (size_t)cap * sizeof(*v));
+
+		if (!v)
+			return;
+		l->v = v;
+		l->cap = cap;
+	}
+	copy = strdup(name);
+	if (!copy)
+		return;
+	/* ';' separates frames in folded output: never inside a name */
+	for (char *p = copy; *p; p++)
+		if (*p == ';' || *p == '\n')
+			*p = ':';
+	l->v[l->n++] = copy;
+}
+
+static void frames_clear(struct frame_list *l)
+{
+	for (int i = 0; i < l->n; i++)
+		free(l->v[i]);
+	l->n = 0;
+}
+
+static void push_python(struct stack_collector *c, struct py_registry *reg, pid_t pid,
+			const struct pyb_frame *f, struct frame_list *out)
+{
+	struct code_name *e = code_names_find(&reg->names, pid, f->code, f->ident);
+	char buf[FRAME_MAX];
+
+	if (!e || !e->resolved)
+		c->unknown_code++;
+	if (e)
+		code_name_format(e, f->instr_offset, buf, sizeof(buf));
+	else
+		snprintf(buf, sizeof(buf), "[unknown code 0x%llx]", (unsigned long long)f->code);
+	frames_push(out, buf);
+}
+
+static void native_name(void *syms, uint64_t ip, char *buf, size_t len)
+{
+	struct bcc_symbol sym;
+
+	if (syms && bcc_symcache_resolve(syms, ip, &sym) == 0) {
+		snprintf(buf, len, "%s", sym.demangle_name);
+		bcc_symbol_free_demangle_name(&sym);
+		return;
+	}
+	snprintf(buf, len, "[unknown]");
+}
+
+/*
+ * User frames, leaf first. With a trusted native stack, each native frame
+ * inside the eval loop stands for one eval-loop run and is replaced by the
+ * Python frames that run executed; C frames stay where they are. Without
+ * one, the Python frames alone.
+ */
+/* Drops shim frames from a copy of the stack, flagging the frame inside
+ * each shim as the entry of its eval-loop run. */
+static void strip_shims(const struct pyb_stack *in, struct pyb_stack *out)
+{
+	uint32_t len = in->len > PYB_MAX_FRAMES ? PYB_MAX_FRAMES : in->len;
+
+	out->len = 0;
+	out->flags = in->flags;
+	out->pid = in->pid;
+	for (uint32_t i = 0; i < len; i++) {
+		if (in->frames[i].flags & PYB_FRAME_SHIM) {
+			if (out->len)
+				out->frames[out->len - 1].flags |= PYB_FRAME_ENTRY;
+			continue;
+		}
+		out->frames[out->len++] = in->frames[i];
+	}
+}
+
+static bool passes_eval_loop(const struct py_target *t, const uint64_t *ips, int nips)
+{
+	for (int i = 0; i < nips; i++)
+		if (py_process_in_eval(&t->proc, ips[i]))
+			return true;
+	return false;
+}
+
+static void build_user(struct stack_collector *c, struct py_registry *reg, struct py_target *t,
+		       const struct pyb_stack *st, const uint64_t *ips, int nips,
+		       uint64_t value, struct frame_list *out)
+{
+	uint32_t next = 0, len = st ? st->len : 0;
+
+	/*
+	 * Python frames but a native stack that never enters the eval loop:
+	 * the frame-pointer chain broke inside the interpreter (or the loop
+	 * lives in a function we cannot see), so there is no place to put the
+	 * native frames. Python frames alone, and the summary says so.
+	 */
+	if (t && t->native_syms && nips > 0 && len > 0 && !passes_eval_loop(t, ips, nips)) {
+		c->native_unplaced += value;
+		nips = 0;
+	}
+	if (t && t->native_syms && nips > 0) {
+		for (int i = 0; i < nips; i++) {
+			char buf[FRAME_MAX];
+			bool eval = py_process_in_eval(&t->proc, ips[i]);
+
+			if (eval && next < len) {
+				/* one eval-loop run: frames up to and including its entry */
+				do {
+					push_python(c, reg, t->pid, &st->frames[next], out);
+				} while (!(st->frames[next++].flags & PYB_FRAME_ENTRY) &&
+					 next < len);
+				continue;
+			}
+			native_name(t->native_syms, ips[i], buf, sizeof(buf));
+			frames_push(out, buf);
+		}
+	}
+	for (; next < len; next++)
+		push_python(c, reg, t ? t->pid : (pid_t)st->pid, &st->frames[next], out);
+	if (st && (st->flags & PYB_STACK_TRUNCATED))
+		frames_push(out, "[truncated]");
+	if (st && (st->flags & PYB_STACK_READ_ERROR))
+		frames_push(out, "[unreadable frame]");
+}
+
+static int read_stack(int fd, int32_t id, uint64_t *ips)
+{
+	uint64_t raw[MAX_NATIVE] = { 0 };
+	int n = 0;
+
+	if (id < 0 || bpf_lookup_elem(fd, &id, raw) < 0)
+		return -1;
+	while (n < MAX_NATIVE && raw[n])
+		ips[n] = raw[n], n++;
+	return n;
+}
+
+static int add_row(struct report *out, const struct pyb_count_key *k, struct frame_list *user,
+		   struct frame_list *kernel, const char *leaf_marker, uint64_t value)
+{
+	size_t len = 1 + (leaf_marker ? strlen(leaf_marker) + 1 : 0);
+	char *s, *p, comm[16];
+
+	for (int i = 0; i < user->n; i++)
+		len += strlen(user->v[i]) + 1;
+	for (int i = 0; i < kernel->n; i++)
+		len += strlen(kernel->v[i]) + 5;
+	s = malloc(len);
+	if (!s)
+		return -1;
+	p = s;
+	/* root first: user frames from the outermost, then kernel frames */
+	for (int i = user->n - 1; i >= 0; i--)
+		p += sprintf(p, "%s%s", p == s ? "" : ";", user->v[i]);
+	for (int i = kernel->n - 1; i >= 0; i--)
+		p += sprintf(p, "%s%s_[k]", p == s ? "" : ";", kernel->v[i]);
+	if (leaf_marker)
+		p += sprintf(p, "%s%s", p == s ? "" : ";", leaf_marker);
+	*p = '\0';
+	memcpy(comm, k->comm, sizeof(comm));
+	comm[sizeof(comm) - 1] = '\0';
+	/* BPF could not name another thread (pygil's holders): ask /proc */
+	if (!comm[0] && proc_comm((pid_t)k->pid, (pid_t)k->tid, comm, sizeof(comm)) < 0)
+		snprintf(comm, sizeof(comm), "?");
+	return report_add_row(out, (pid_t)k->pid, comm, s, user->n, kernel->n, value);
+}
+
+int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
+			    const struct stack_maps *maps, const struct stack_filter *f,
+			    struct report *out)
+{
+	struct pyb_count_key key, next;
+	struct pyb_stack *st = malloc(sizeof(*st)), *raw = malloc(sizeof(*raw));
+	struct frame_list user = { 0 }, kernel = { 0 };
+	uint64_t ips[MAX_NATIVE];
+	bool first = true;
+
+	if (!st || !raw) {
+		free(st);
+		free(raw);
+		return -1;
+	}
+	if (f->kernel_stacks && !c->ksyms)
+		c->ksyms = bcc_symcache_new(-1, NULL);
+	while (bpf_get_next_key(maps->counts_fd, first ? NULL : &key, &next) == 0) {
+		uint64_t value = 0;
+		struct py_target *t;
+		bool have_py, runnable;
+		int n;
+
+		first = false;
+		key = next;
+		if ((f->only_tid && (pid_t)key.tid != f->only_tid) ||
+		    bpf_lookup_elem(maps->counts_fd, &key, &value) < 0)
+			continue;
+		if (f->only_kind >= 0 && key.kind != (uint32_t)f->only_kind)
+			continue;
+		runnable = key.kind == PYB_KIND_RUNNABLE;
+		if (runnable) {
+			out->runnable_total += value;
+			if (!f->include_runnable)
+				continue;
+		}
+		out->total += value;
+		t = registry_find(reg, (pid_t)key.pid);
+		have_py = key.pystack && bpf_lookup_elem(maps->pystacks_fd, &key.pystack, raw) == 0;
+		if (have_py)
+			strip_shims(raw, st);
+		frames_clear(&user);
+		frames_clear(&kernel);
+		n = 0;
+		if (f->user_stacks && t && t->native_syms) {
+			n = read_stack(maps->stacks_fd, key.user_stack, ips);
+			if (n < 0) {
+				c->missed_user += value;
+				n = 0;
+			}
+		}
+		build_user(c, reg, t, have_py ? st : NULL, ips, n, value, &user);
+		/* never an empty row: a thread state without frames (a thread
+		 * starting or ending, an interpreter starting) is marked too */
+		if (user.n == 0)
+			frames_push(&user, key.pystack && !have_py ? "[lost Python stack]"
+								   : "[no Python frames]");
+		if (f->kernel_stacks) {
+			n = read_stack(maps->stacks_fd, key.kernel_stack, ips);
+			for (int i = 0; i < n; i++) {
+				struct bcc_symbol sym;
+
+				if (c->ksyms && bcc_symcache_resolve_no_demangle(c->ksyms, ips[i],
+										   &sym) == 0)
+					frames_push(&kernel, sym.name);
+				else
+					frames_push(&kernel, "[unknown]");
+			}
+			/* -EFAULT: sampled in user mode, there is no kernel stack */
+			if (n < 0 && key.kernel_stack != -EFAULT)
+				c->missed_kernel += value;
+		}
+		add_row(out, &key, &user, &kernel, runnable ? RUNNABLE_MARKER : NULL, value);
+	}
+	frames_clear(&user);
+	frames_clear(&kernel);
+	free(user.v);
+	free(kernel.v);
+	free(st);
+	free(raw);
+	report_merge_rows(out);
+	return 0;
+}
+
+int stack_collector_python_label(struct stack_collector *c, struct py_registry *reg,
+				 int pystacks_fd, uint64_t pystack, int max_frames,
+				 const char *sep, char *buf, size_t len)
+{
+	struct pyb_stack *raw = malloc(sizeof(*raw)), *st = malloc(sizeof(*st));
+	struct frame_list names = { 0 };
+	uint64_t unknown = c->unknown_code; /* labels do not count twice */
+	size_t used = 0;
+	int rc = -1;
+
+	if (len)
+		buf[0] = '\0';
+	if (!raw || !st || bpf_lookup_elem(pystacks_fd, &pystack, raw) < 0)
+		goto out;
+	strip_shims(raw, st);
+	for (uint32_t i = 0; i < st->len && (int)i < max_frames; i++)
+		push_python(c, reg, (pid_t)st->pid, &st->frames[i], &names);
+	for (int i = 0; i < names.n && used < len; i++) {
+		int w = snprintf(buf + used, len - used, "%s%s", i ? sep : "", names.v[i]);
+
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+	if ((int)st->len > max_frames && used < len)
+		snprintf(buf + used, len - used, "%s...", sep);
+	if (!st->len)
+		snprintf(buf, len, "[no Python frames]");
+	rc = 0;
+out:
+	c->unknown_code = unknown;
+	frames_clear(&names);
+	free(names.v);
+	free(raw);
+	free(st);
+	return rc;
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * From BPF's counts to named, merged stacks: Python frames named while
+ * their processes live, native frames placed where the eval loop ran them,
+ * kernel frames symbolized. One implementation for every tool: pyprofile
+ * counts samples, pyoffcpu and pygil microseconds. The rows go into a
+ * report (report/rows.h), which knows nothing of BPF or CPython.
+ */
+#ifndef PYBPF_BPF_STACK_COLLECTOR_H
+#define PYBPF_BPF_STACK_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf/registry.h"
+#include "report/rows.h"
+
+/* Naming state kept over a run, and what could not be shown. */
+struct stack_collector {
+	void *ksyms; /* kernel symbols, loaded on first use */
+	/* Python stacks already named (hash set of pystack keys) */
+	uint64_t *seen;
+	size_t seen_cap, seen_n;
+	uint64_t missed_user, missed_kernel, unknown_code;
+	uint64_t native_unplaced; /* value of stacks whose native frames could not be placed */
+};
+
+/* Which counts become rows, and with which frames. */
+struct stack_filter {
+	bool user_stacks, kernel_stacks;
+	pid_t only_tid;        /* one thread only (-t); 0: all */
+	bool include_runnable; /* pyoffcpu -R: runnable time as its own stacks */
+	int only_kind;         /* >= 0: rows of this PYB_KIND_* only; -1: all */
+};
+
+/* BPF maps the collector reads. */
+struct stack_maps {
+	int counts_fd;   /* struct pyb_count_key -> value */
+	int pystacks_fd; /* Python stack id -> struct pyb_stack */
+	int stacks_fd;   /* native and kernel stack traces */
+};
+
+void stack_collector_free(struct stack_collector *c);
+
+/*
+ * Names the code objects of Python stacks recorded since the last call,
+ * while their processes are alive: the fallback for new-stack hints that
+ * were lost (see stack_events in bpf_c/discovery.bpf.h).
+ */
+void stack_collector_drain(struct stack_collector *c, struct py_registry *reg, int pystacks_fd);
+
+/* The same for one new stack (what stack_events announce). */
+void stack_collector_name_stack(struct stack_collector *c, struct py_registry *reg,
+				int pystacks_fd, uint64_t key);
+
+/*
+ * Reads every (key, value) of the counts map that passes the filter and
+ * adds the rows to out, merging identical stacks. Returns 0 or -1.
+ */
+int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
+			    const struct stack_maps *maps, const struct stack_filter *f,
+			    struct report *out);
+
+/*
+ * Names one recorded Python stack leaf first, frames joined by sep, into
+ * buf (at most max_frames frames). Returns 0, or -1 if the stack is gone
+ * from the map.
+ */
+int stack_collector_python_label(struct stack_collector *c, struct py_registry *reg,
+				 int pystacks_fd, uint64_t pystack, int max_frames,
+				 const char *sep, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "cpython/code.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpython/linetable.h"
+#include "bpf_c/py_abi.h"
+#include "sys/remote_mem.h"
+
+#define STR_MAX_CHARS 1024   /* longer names are cut, never read whole */
+#define STR_PLAUSIBLE (1 << 20) /* a longer "name" or "file name" is garbage */
+
+size_t utf8_encode(uint32_t cp, char out[4])
+{
+	if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		cp = 0xfffd;
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xc0 | (cp >> 6));
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xe0 | (cp >> 12));
+		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | (cp >> 18));
+	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	out[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+static int read_obj_type(struct py_process *p, uint64_t addr, uint64_t *type)
+{
+	return remote_read_u64(p->pid, addr + (uint64_t)p->off.object_type, type);
+}
+
+int py_read_string(struct py_process *p, uint64_t addr, char *buf, size_t len)
+{
+	uint8_t raw[STR_MAX_CHARS * 4];
+	uint64_t type = 0, data;
+	int64_t length = 0;
+	uint32_t state = 0;
+	unsigned kind, compact, ascii, shift;
+	size_t chars, out = 0;
+	bool cut;
+
+	if (len < 8)
+		return -1;
+	buf[0] = '\0';
+	if (!addr || read_obj_type(p, addr, &type) < 0 || type != p->unicode_type)
+		return -1;
+	if (remote_read(p->pid, addr + (uint64_t)p->off.unicode_length, &length, 8) < 0 ||
+	    remote_read(p->pid, addr + (uint64_t)p->off.unicode_state, &state, 4) < 0 ||
+	    length < 0 || length > STR_PLAUSIBLE)
+		return -1;
+	/* state: interned (2 bits; a whole byte in free-threaded 3.14+), then
+	 * kind:3, compact:1, ascii:1. */
+	shift = (unsigned)p->rules->str_state_interned_bits;
+	kind = (state >> shift) & 7;
+	compact = (state >> (shift + 3)) & 1;
+	ascii = (state >> (shift + 4)) & 1;
+	if (kind != 1 && kind != 2 && kind != 4)
+		return -1;
+	if (compact)
+		data = addr + (uint64_t)(ascii ? p->off.unicode_ascii_size : p->off.unicode_compact_size);
+	else if (remote_read_u64(p->pid, addr + (uint64_t)p->off.unicode_compact_size, &data) < 0)
+		return -1; /* legacy string: data.any pointer follows the compact header */
+	cut = length > STR_MAX_CHARS;
+	chars = cut ? STR_MAX_CHARS : (size_t)length;
+	if (remote_read(p->pid, data, raw, chars * kind) < 0)
+		return -1;
+	for (size_t i = 0; i < chars; i++) {
+		uint32_t cp;
+		char enc[4];
+		size_t n;
+
+		if (kind == 1)
+			cp = raw[i];
+		else if (kind == 2)
+			cp = (uint32_t)raw[2 * i] | (uint32_t)raw[2 * i + 1] << 8;
+		else
+			memcpy(&cp, raw + 4 * i, 4);
+		if (cp < 0x20 || cp == 0x7f)
+			cp = 0xfffd; /* names never hold these; keep output line-safe */
+		n = utf8_encode(cp, enc);
+		if (out + n + 4 > len) {
+			cut = true;
+			break;
+		}
+		memcpy(buf + out, enc, n);
+		out += n;
+	}
+	if (cut && out + 4 <= len) {
+		memcpy(buf + out, "...", 3);
+		out += 3;
+	}
+	buf[out] = '\0';
+	return 0;
+}
+
+static int read_bytes_object(struct py_process *p, uint64_t addr, uint8_t **data, size_t *len)
+{
+	uint64_t type = 0;
+	int64_t size = 0;
+	uint8_t *buf;
+
+	*data = NULL;
+	*len = 0;
+	if (!addr || read_obj_type(p, addr, &type) < 0 || type != p->bytes_type)
+		return -1;
+	if (remote_read(p->pid, addr + (uint64_t)p->off.bytes_size, &size, 8) < 0 || size < 0 ||
+	    size > PY_LINETABLE_MAX)
+		return -1;
+	buf = malloc(size ? (size_t)size : 1);
+	if (!buf)
+		return -1;
+	if (size && remote_read(p->pid, addr + (uint64_t)p->off.bytes_data, buf, (size_t)size) < 0) {
+		free(buf);
+		return -1;
+	}
+	*data = buf;
+	*len = (size_t)size;
+	return 0;
+}
+
+/* PYB_STR_IDENT of the str at ptr, read as the BPF walker reads it
+ * (unreadable words count as 0). */
+static uint64_t str_ident(struct py_process *p, uint64_t ptr)
+{
+	uint64_t meta[3] = { 0 }, tail = 0;
+	unsigned ascii_bit = py_rules_str_ascii_bit(p->rules);
+
+	if (p->off.unicode_length < 0 ||
+	    remote_read(p->pid, ptr + (uint64_t)p->off.unicode_length, meta, sizeof(meta)) < 0)
+		memset(meta, 0, sizeof(meta));
+	if (((meta[2] >> ascii_bit) & 1) && meta[0] >= 8 &&
+	    remote_read_u64(p->pid, ptr + (uint64_t)p->off.unicode_ascii_size + meta[0] - 8,
+			    &tail) < 0)
+		tail = 0;
+	return PYB_STR_IDENT(ptr, meta[0], meta[1], tail);
+}
+
+static int32_t code_name_offset(const struct py_process *p)
+{
+	return p->off.code_qualname >= 0 ? p->off.code_qualname : p->off.code_name;
+}
+
+int py_code_identity_read(struct py_process *p, uint64_t code, struct py_code_identity *id)
+{
+	const int32_t fields[] = { p->off.object_type, code_name_offset(p), p->off.code_filename,
+				   p->off.code_linetable, p->off.code_firstlineno };
+	uint8_t head[256];
+	int32_t end = 0;
+
+	memset(id, 0, sizeof(*id));
+	if (!code)
+		return -1;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		if (fields[i] < 0)
+			return -1;
+		if (fields[i] + 8 > end)
+			end = fields[i] + 8;
+	}
+	if (end <= (int32_t)sizeof(head)) {
+		if (remote_read(p->pid, code, head, (size_t)end) < 0)
+			return -1;
+		memcpy(&id->type, head + p->off.object_type, 8);
+		memcpy(&id->name, head + code_name_offset(p), 8);
+		memcpy(&id->filename, head + p->off.code_filename, 8);
+		memcpy(&id->linetable, head + p->off.code_linetable, 8);
+		memcpy(&id->firstlineno, head + p->off.code_firstlineno, 4);
+	} else if (read_obj_type(p, code, &id->type) < 0 ||
+		   remote_read_u64(p->pid, code + (uint64_t)code_name_offset(p), &id->name) < 0 ||
+		   remote_read_u64(p->pid, code + (uint64_t)p->off.code_filename, &id->filename) < 0 ||
+		   remote_read_u64(p->pid, code + (uint64_t)p->off.code_linetable, &id->linetable) < 0 ||
+		   remote_read_i32(p->pid, code + (uint64_t)p->off.code_firstlineno,
+				   &id->firstlineno) < 0) {
+		return -1;
+	}
+	id->ident = PYB_CODE_IDENT(str_ident(p, id->name), str_ident(p, id->filename));
+	return 0;
+}
+int py_code_read(struct py_process *p, uint64_t code, struct py_code_info *ci)
+{
+	struct py_code_identity *id = &ci->ident;
+
+	memset(ci, 0, sizeof(*ci));
+	if (py_code_identity_read(p, code, id) < 0 || id->type != p->code_type)
+		return -1;
+	ci->firstlineno = id->firstlineno;
+	if (py_read_string(p, id->name, ci->name, sizeof(ci->name)) < 0)
+		strcpy(ci->name, "[unreadable name]");
+	if (py_read_string(p, id->filename, ci->filename, sizeof(ci->filename)) < 0)
+		strcpy(ci->filename, "[unreadable file]");
+	if (read_bytes_object(p, id->linetable, &ci->linetable, &ci->linetable_len) < 0) {
+		ci->linetable = NULL;
+		ci->linetable_len = 0;
+	}
+	return 0;
+}
+
+void py_code_info_free(struct py_code_info *ci)
+{
+	free(ci->linetable);
+	ci->linetable = NULL;
+	ci->linetable_len = 0;
+}
+
+int py_code_line(const struct py_process *p, const struct py_code_info *ci, int64_t offset)
+{
+	if (!ci->linetable)
+		return LINE_UNKNOWN;
+	return linetable_line(p->rules->line_format, ci->linetable, ci->linetable_len, ci->firstlineno,
+			      offset);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Code objects and strings read out of a live interpreter. */
+#ifndef PYBPF_PY_CODE_H
+#define PYBPF_PY_CODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpython/process.h"
+
+#define PY_NAME_MAX 512
+#define PY_FILENAME_MAX 1024
+#define PY_LINETABLE_MAX (1 << 20)
+
+/* What tells one code object from another at the same address. */
+struct py_code_identity {
+	uint64_t type, name, filename, linetable;
+	uint64_t ident; /* PYB_CODE_IDENT, as the BPF walker computes it */
+	int32_t firstlineno;
+};
+
+struct py_code_info {
+	char name[PY_NAME_MAX];         /* co_qualname (3.11+) or co_name, UTF-8 */
+	char filename[PY_FILENAME_MAX]; /* co_filename, UTF-8 */
+	int firstlineno;
+	uint8_t *linetable;
+	size_t linetable_len;
+	struct py_code_identity ident;
+};
+
+/*
+ * Reads a str object into buf as UTF-8 (truncated to fit, marked with
+ * "..."). Returns 0, or -1 if addr is not a readable str.
+ */
+int py_read_string(struct py_process *p, uint64_t addr, char *buf, size_t len);
+
+/* Reads the identity of the object at code (the code object in one read
+ * where the layout allows, then its name's hash). Returns 0, or -1 if it
+ * cannot be read. */
+int py_code_identity_read(struct py_process *p, uint64_t code, struct py_code_identity *id);
+
+/* Reads a code object. Returns 0, or -1 if it is not a readable code object. */
+int py_code_read(struct py_process *p, uint64_t code, struct py_code_info *ci);
+void py_code_info_free(struct py_code_info *ci);
+
+/* Current line for a byte offset into the code's bytecode; -1 if unknown. */
+int py_code_line(const struct py_process *p, const struct py_code_info *ci, int64_t offset);
+
+/* Appends code point cp as UTF-8 (U+FFFD for invalid ones). For tests too. */
+size_t utf8_encode(uint32_t cp, char out[4]);
+
+#endif

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "cpython/frames.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sys/remote_mem.h"
+
+int py_frames_first(struct py_process *p, uint64_t tstate, uint64_t *frame)
+{
+	uint64_t ptr = 0;
+	int rc = remote_read_u64(p->pid, tstate + (uint64_t)p->off.tstate_frame, &ptr);
+
+	if (rc == 0 && p->rules->frame_model == PY_FRAMES_CFRAME && ptr)
+		rc = remote_read_u64(p->pid, ptr + (uint64_t)p->off.cframe_current_frame, &ptr);
+	*frame = rc == 0 ? ptr : 0;
+	return rc;
+}
+
+/* Bytes of a frame struct we copy in one read: up to the last field we use. */
+static size_t frame_span(const struct py_offsets *o)
+{
+	int32_t fields[] = { o->frame_previous, o->frame_code, o->frame_instr, o->frame_owner,
+			     o->frame_is_entry, o->frame_tlbc_index };
+	int32_t max = 0;
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (fields[i] > max)
+			max = fields[i];
+	return (size_t)max + 8;
+}
+
+static uint64_t u64_at(const uint8_t *buf, int32_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, buf + off, sizeof(v));
+	return v;
+}
+
+static int32_t i32_at(const uint8_t *buf, int32_t off)
+{
+	int32_t v;
+
+	memcpy(&v, buf + off, sizeof(v));
+	return v;
+}
+
+/* Start of the bytecode a 3.11+ frame executes. */
+static uint64_t bytecode_base(struct py_process *p, const uint8_t *frame, uint64_t code)
+{
+	uint64_t base = code + (uint64_t)p->off.code_adaptive;
+
+	/* Free-threaded 3.14+: each thread may run its own copy (co_tlbc). */
+	if (p->free_threaded && p->off.frame_tlbc_index >= 0 && p->off.code_tlbc >= 0) {
+		int32_t idx = i32_at(frame, p->off.frame_tlbc_index);
+		uint64_t array = 0, entry = 0;
+
+		if (idx > 0 && idx < 4096 &&
+		    remote_read_u64(p->pid, code + (uint64_t)p->off.code_tlbc, &array) == 0 &&
+		    remote_read_u64(p->pid, array + 8 + 8 * (uint64_t)idx, &entry) == 0 && entry)
+			base = entry;
+	}
+	return base;
+}
+
+static bool is_code_object(struct py_process *p, uint64_t code)
+{
+	uint64_t type = 0;
+
+	return code && remote_read_u64(p->pid, code + (uint64_t)p->off.object_type, &type) == 0 &&
+	       type == p->code_type;
+}
+
+int py_frames_read(struct py_process *p, uint64_t tstate, struct py_frame *out, size_t max,
+		   bool *truncated)
+{
+	uint8_t buf[256];
+	size_t span = frame_span(&p->off), n = 0;
+	uint64_t frame;
+	size_t steps = 0;
+	int rc;
+
+	*truncated = false;
+	if (span > sizeof(buf)) {
+		snprintf(p->err, sizeof(p->err), "frame offsets out of range");
+		return -1;
+	}
+	rc = py_frames_first(p, tstate, &frame);
+	if (rc < 0) {
+		snprintf(p->err, sizeof(p->err), "%s",
+			 rc == -ESRCH ? "no such process (it exited while being read)"
+				      : "cannot read the thread state");
+		return -1;
+	}
+	while (frame) {
+		struct py_frame *f;
+		uint64_t code;
+
+		if (n == max || ++steps > 2 * max + 64) {
+			*truncated = true;
+			break;
+		}
+		/* A chain that comes back to a frame already seen is corrupt. */
+		for (size_t i = 0; i < n; i++)
+			if (out[i].addr == frame) {
+				*truncated = true;
+				return (int)n;
+			}
+		f = &out[n];
+		memset(f, 0, sizeof(*f));
+		f->addr = frame;
+		rc = remote_read(p->pid, frame, buf, span);
+		if (rc < 0) {
+			if (rc == -ESRCH) {
+				snprintf(p->err, sizeof(p->err),
+					 "no such process (it exited while being read)");
+				return -1;
+			}
+			f->flags = PY_FRAME_UNREADABLE;
+			n++;
+			*truncated = true; /* cannot follow the chain past it */
+			break;
+		}
+		code = u64_at(buf, p->off.frame_code);
+		code &= ~p->rules->stackref_tag_mask;
+		frame = u64_at(buf, p->off.frame_previous);
+		if (p->rules->first_shim_owner && p->off.frame_owner >= 0 &&
+		    buf[p->off.frame_owner] >= p->rules->first_shim_owner) {
+			/* A shim: the Python frame inside it began an eval-loop run. */
+			if (n > 0)
+				out[n - 1].flags |= PY_FRAME_ENTRY;
+			continue;
+		}
+		if (!is_code_object(p, code)) {
+			f->flags = PY_FRAME_UNREADABLE;
+			n++;
+			continue;
+		}
+		f->code = code;
+		if (p->rules->frame_model == PY_FRAMES_OBJECTS) {
+			int32_t lasti = i32_at(buf, p->off.frame_instr);
+
+			f->instr_offset = p->rules->instr_unit == PY_INSTR_LASTI_UNITS
+						  ? (int64_t)lasti * 2 : lasti;
+		} else {
+			uint64_t instr = u64_at(buf, p->off.frame_instr);
+
+			f->instr_offset = (int64_t)(instr - bytecode_base(p, buf, code));
+			if (f->instr_offset > (1 << 26) || f->instr_offset < -2)
+				f->instr_offset = -1;
+			if (p->off.frame_is_entry >= 0 && buf[p->off.frame_is_entry])
+				f->flags |= PY_FRAME_ENTRY;
+		}
+		n++;
+	}
+	return (int)n;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Walking one thread's Python frames from outside. */
+#ifndef PYBPF_PY_FRAMES_H
+#define PYBPF_PY_FRAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpython/process.h"
+
+enum py_frame_flags {
+	PY_FRAME_UNREADABLE = 1 << 0, /* frame memory or its code object is not valid */
+	PY_FRAME_ENTRY = 1 << 1,      /* first frame of an eval-loop activation (3.11+) */
+};
+
+struct py_frame {
+	uint64_t addr;
+	uint64_t code;         /* PyCodeObject address, 0 if unreadable */
+	int64_t instr_offset;  /* byte offset into the bytecode; <0 if not started */
+	unsigned flags;
+};
+
+/* The innermost frame of a thread state; 0 if it has none. */
+int py_frames_first(struct py_process *p, uint64_t tstate, uint64_t *frame);
+
+/*
+ * Walks from the innermost frame outwards, writing at most max frames.
+ * Skips the interpreter's own shim/entry frames. Sets *truncated when the
+ * chain goes on past max (or loops). Returns the count, or -1 with p->err.
+ */
+int py_frames_read(struct py_process *p, uint64_t tstate, struct py_frame *out, size_t max,
+		   bool *truncated);
+
+#endif

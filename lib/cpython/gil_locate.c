@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "cpython/gil_locate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cpython/gil.h"
+#include "cpython/threads.h"
+
+/* One check of the holder: 1 when the GIL is free or names a thread of the
+ * list, 0 when it names none, -1 when the threads cannot be read. */
+static int holder_is_listed(struct py_process *p, const struct py_gil_state *st,
+			    struct py_thread *threads)
+{
+	int n;
+
+	if (!st->last_holder || !st->locked)
+		return 1;
+	n = py_threads_read(p, threads, PY_MAX_THREADS);
+	if (n <= 0)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (threads[i].tstate == st->last_holder)
+			return 1;
+	return 0;
+}
+
+int py_gil_locate(struct py_process *p, uint64_t *addr)
+{
+	/* An ending thread unlinks its thread state before it drops the GIL,
+	 * and threads come and go between the two reads: a holder missing
+	 * from the list is only a failure when it stays missing while the
+	 * GIL changes hands (or stays put) over a few tries. */
+	enum { TRIES = 20, PAUSE_US = 5000 };
+	struct py_gil_state st;
+	struct py_thread *threads;
+	int listed = 0;
+
+	if (p->free_threaded) {
+		snprintf(p->err, sizeof(p->err),
+			 "free-threaded Python %d.%dt has no GIL", p->version.major, p->version.minor);
+		return -1;
+	}
+	*addr = py_gil_address(p, 0);
+	if (!*addr || py_gil_read(p, *addr, &st) < 0) {
+		snprintf(p->err, sizeof(p->err), "cannot read the GIL state");
+		return -1;
+	}
+	/* switch interval: 5000 us unless the program changed it */
+	if (st.interval_us == 0 || st.interval_us > 100000000ull || (st.locked != 0 && st.locked != 1)) {
+		snprintf(p->err, sizeof(p->err),
+			 "GIL state failed validation (interval %llu, locked %d)",
+			 (unsigned long long)st.interval_us, (int)st.locked);
+		return -1;
+	}
+	threads = calloc(PY_MAX_THREADS, sizeof(*threads));
+	if (!threads)
+		return -1;
+	for (int try = 0; try < TRIES; try++) {
+		if (try > 0) {
+			usleep(PAUSE_US);
+			if (py_gil_read(p, *addr, &st) < 0)
+				break;
+		}
+		listed = holder_is_listed(p, &st, threads);
+		if (listed != 0)
+			break;
+	}
+	free(threads);
+	if (listed == 0) {
+		snprintf(p->err, sizeof(p->err),
+			 "GIL state failed validation (holder 0x%llx is no thread state)",
+			 (unsigned long long)st.last_holder);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,530 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "cpython/process.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cpython/offsets_debug.h"
+#include "cpython/offsets_dwarf.h"
+#include "sys/elf_image.h"
+#include "sys/proc_maps.h"
+#include "sys/remote_mem.h"
+
+int py_process_fail(struct py_process *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->err, sizeof(p->err), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void py_process_note(struct py_process *p, const char *fmt, ...)
+{
+	size_t used = strlen(p->notes);
+	va_list ap;
+
+	if (used + 3 >= sizeof(p->notes))
+		return;
+	if (used)
+		strcpy(p->notes + used, "; "), used += 2;
+	va_start(ap, fmt);
+	vsnprintf(p->notes + used, sizeof(p->notes) - used, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Opens the file behind a mapping the way the process sees it. Tries the
+ * exact mapped file first (/proc/PID/map_files), then the path inside the
+ * process's root (containers), then the path as is (chroots, where maps
+ * already shows the host path); the inode must match the mapping.
+ */
+static int open_mapped_file(pid_t pid, const struct proc_map *m, struct elf_image *img,
+			    char *opened, size_t len)
+{
+	char candidates[3][PATH_MAX];
+	int n = 0;
+
+	snprintf(candidates[n++], PATH_MAX, "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	if (m->path[0] == '/') {
+		snprintf(candidates[n++], PATH_MAX, "/proc/%d/root%s", (int)pid, m->path);
+		snprintf(candidates[n++], PATH_MAX, "%s", m->path);
+	}
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+
+		if (stat(candidates[i], &st) != 0 || (uint64_t)st.st_ino != m->inode)
+			continue;
+		if (strlen(candidates[i]) < len && elf_image_open(img, candidates[i]) == 0) {
+			memcpy(opened, candidates[i], strlen(candidates[i]) + 1);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* The lowest mapping of the same file as m (same inode and device). */
+static const struct proc_map *lowest_mapping(const struct proc_maps *maps, const struct proc_map *m)
+{
+	const struct proc_map *best = m;
+
+	for (size_t i = 0; i < maps->n; i++) {
+		const struct proc_map *x = &maps->v[i];
+
+		if (x->inode == m->inode && x->dev_major == m->dev_major &&
+		    x->dev_minor == m->dev_minor && x->start < best->start)
+			best = x;
+	}
+	return best;
+}
+
+/*
+ * /proc/PID/maps names files as the reader sees them: for a process in a
+ * chroot that is the host path (/srv/root/usr/bin/python3). Show the path
+ * as the process itself sees it.
+ */
+static void path_in_process(pid_t pid, const char *path, char *out, size_t len)
+{
+	char link[32], root[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/root", (int)pid);
+	n = readlink(link, root, sizeof(root) - 1);
+	if (n > 1) {
+		root[n] = '\0';
+		if (strncmp(path, root, (size_t)n) == 0 && path[n] == '/') {
+			snprintf(out, len, "%s", path + n);
+			return;
+		}
+	}
+	snprintf(out, len, "%s", path);
+}
+
+static bool looks_like_python(struct elf_image *img)
+{
+	uint64_t v, s;
+
+	return elf_image_symbol(img, "Py_GetVersion", &v, &s) == 0 ||
+	       elf_image_symbol(img, "_PyRuntime", &v, &s) == 0 ||
+	       elf_image_section(img, ".PyRuntime", &v, &s) == 0;
+}
+
+/*
+ * Finds the ELF that holds the interpreter: the executable itself (static
+ * python) or a mapped libpython (python linked shared, or embedded).
+ */
+static int find_interpreter(struct py_process *p, const struct proc_maps *maps,
+			    struct elf_image *img)
+{
+	char exe_path[64];
+	const struct proc_map *exe_map = NULL, *lib_map = NULL;
+	struct stat st;
+
+	snprintf(exe_path, sizeof(exe_path), "/proc/%d/exe", (int)p->pid);
+	if (stat(exe_path, &st) == 0) {
+		for (size_t i = 0; i < maps->n && !exe_map; i++)
+			if (maps->v[i].inode == (uint64_t)st.st_ino && maps->v[i].path[0])
+				exe_map = lowest_mapping(maps, &maps->v[i]);
+	}
+	if (exe_map && elf_image_open(img, exe_path) == 0) {
+		if (looks_like_python(img)) {
+			snprintf(p->interp_open, sizeof(p->interp_open), "%s", exe_path);
+			path_in_process(p->pid, exe_map->path, p->interp_path, sizeof(p->interp_path));
+			p->load_bias = elf_image_load_bias(img, exe_map->start, exe_map->offset);
+			return 0;
+		}
+		elf_image_close(img);
+	}
+	for (size_t i = 0; i < maps->n && !lib_map; i++)
+		if (strncmp(proc_map_basename(&maps->v[i]), "libpython", 9) == 0)
+			lib_map = lowest_mapping(maps, &maps->v[i]);
+	if (!lib_map)
+		return py_process_fail(p, "no _PyRuntime: is this a Python process?");
+	if (open_mapped_file(p->pid, lib_map, img, p->interp_open, sizeof(p->interp_open)) < 0)
+		return py_process_fail(p, "cannot read %s: %s", lib_map->path, strerror(errno));
+	if (!looks_like_python(img)) {
+		elf_image_close(img);
+		return py_process_fail(p, "no _PyRuntime: is this a Python process?");
+	}
+	p->interp_is_library = true;
+	path_in_process(p->pid, lib_map->path, p->interp_path, sizeof(p->interp_path));
+	p->load_bias = elf_image_load_bias(img, lib_map->start, lib_map->offset);
+	return 0;
+}
+
+struct version_scan {
+	int want_minor; /* -1: any */
+	struct py_version found;
+	int matches;
+	bool ambiguous;
+};
+
+static void scan_add(struct version_scan *scan, const struct py_version *v)
+{
+	if (scan->want_minor >= 0 && v->minor != scan->want_minor)
+		return;
+	if (scan->matches && (v->major != scan->found.major || v->minor != scan->found.minor))
+		scan->ambiguous = true;
+	if (!scan->matches++)
+		scan->found = *v;
+}
+
+/* PY_VERSION as a string of its own in .rodata ("3.9.2"), when the
+ * compiler kept it as one. */
+static int scan_version_string(const char *s, size_t len, void *arg)
+{
+	struct py_version v;
+
+	if (len < 5 || len > 12 || (s[0] != '3' && s[0] != '2') || s[1] != '.')
+		return 0;
+	if (py_version_parse(s, len, &v) == 0)
+		scan_add(arg, &v);
+	return 0;
+}
+
+/*
+ * Py_GetVersion() formats "3.9.18 (main, ...) [GCC ...]" into a static
+ * buffer in .bss when sys starts up: read it from the live process.
+ */
+#define BSS_SCAN_MAX (4u << 20)
+static void scan_live_bss(struct py_process *p, struct elf_image *img, struct version_scan *scan)
+{
+	uint64_t addr, size;
+	char *buf;
+
+	if (elf_image_section(img, ".bss", &addr, &size) != 0 || size == 0 || size > BSS_SCAN_MAX)
+		return;
+	buf = malloc(size);
+	if (!buf)
+		return;
+	if (remote_read(p->pid, p->load_bias + addr, buf, size) == 0) {
+		for (size_t i = 0; i + 8 < size; i++) {
+			struct py_version v;
+			size_t n = 0;
+
+			if ((buf[i] != '3' && buf[i] != '2') || buf[i + 1] != '.' ||
+			    (i > 0 && buf[i - 1] != '\0'))
+				continue;
+			while (i + n < size && n < 16 && buf[i + n] != ' ' && buf[i + n])
+				n++;
+			if (i + n + 1 < size && buf[i + n] == ' ' && buf[i + n + 1] == '(' &&
+			    py_version_parse(buf + i, n, &v) == 0)
+				scan_add(scan, &v);
+		}
+	}
+	free(buf);
+}
+
+static int detect_version(struct py_process *p, struct elf_image *img)
+{
+	const char *base = strrchr(p->interp_path, '/');
+	int hint_major = -1, hint_minor = -1;
+	bool ft_hint = false;
+	uint64_t sym, size;
+	uint32_t hex;
+
+	base = base ? base + 1 : p->interp_path;
+	if (py_version_from_filename(base, &hint_major, &hint_minor, &ft_hint) < 0)
+		hint_minor = -1;
+	p->free_threaded = ft_hint;
+
+	/* 3.11+ export Py_Version = PY_VERSION_HEX. */
+	if (elf_image_symbol(img, "Py_Version", &sym, &size) == 0 &&
+	    (remote_read(p->pid, p->load_bias + sym, &hex, sizeof(hex)) == 0 ||
+	     elf_image_read_vaddr(img, sym, &hex, sizeof(hex)) == 0)) {
+		py_version_from_hex(hex, &p->version);
+		if (p->version.major != 3 || p->version.minor < 11)
+			return py_process_fail(p, "Py_Version says 0x%08x: not a CPython 3 version", hex);
+	} else {
+		struct version_scan scan = { .want_minor = hint_minor };
+
+		scan_live_bss(p, img, &scan);
+		if (!scan.matches)
+			elf_image_each_string(img, ".rodata", scan_version_string, &scan);
+		if (scan.ambiguous)
+			return py_process_fail(p, "ambiguous Python version strings in %s", p->interp_path);
+		if (scan.matches) {
+			p->version = scan.found;
+		} else if (hint_minor >= 0) {
+			/* Offsets depend on major.minor only; the micro stays unknown. */
+			memset(&p->version, 0, sizeof(p->version));
+			p->version.major = hint_major;
+			p->version.minor = hint_minor;
+			p->version.micro = -1;
+			p->version.level = 0xf;
+		} else {
+			return py_process_fail(p, "cannot determine the Python version of %s", p->interp_path);
+		}
+	}
+	py_version_format(&p->version, p->version_str, sizeof(p->version_str));
+	if (hint_minor >= 0 && (hint_major != p->version.major || hint_minor != p->version.minor))
+		return py_process_fail(p, "%s contains Python %s: file name and contents disagree",
+			    p->interp_path, p->version_str);
+	if (!py_version_supported(&p->version)) {
+		if (p->version.major == 3 && p->version.minor > PY_MINOR_LAST_SUPPORTED)
+			return py_process_fail(p, "unsupported Python %d.%d: newer than this pybpf-tools knows",
+				    p->version.major, p->version.minor);
+		return py_process_fail(p, "unsupported Python %d.%d", p->version.major, p->version.minor);
+	}
+	p->rules = py_rules_for(p->version.minor, p->free_threaded);
+	if (!p->rules)
+		return py_process_fail(p, "unsupported Python %s%s", p->version_str,
+				       p->free_threaded ? " (free-threaded)" : "");
+	return 0;
+}
+
+/*
+ * Where the eval loop is (all of its code: see eval_fragments.h), and
+ * whether the interpreter keeps frame pointers, so that a frame-pointer
+ * walk of its native stacks can be trusted.
+ */
+static void find_eval_loop(struct py_process *p, struct elf_image *img)
+{
+	uint64_t value, size;
+
+	if (elf_image_symbol(img, "_PyEval_EvalFrameDefault", &value, &size) != 0 || !size)
+		return;
+	p->eval_ranges = eval_fragments(img, value, size, p->eval_code, PY_EVAL_RANGES,
+					&p->frame_pointers);
+	for (int i = 0; i < p->eval_ranges; i++) {
+		p->eval_code[i].start += p->load_bias;
+		p->eval_code[i].end += p->load_bias;
+	}
+}
+
+bool py_process_in_eval(const struct py_process *p, uint64_t ip)
+{
+	for (int i = 0; i < p->eval_ranges; i++)
+		if (ip >= p->eval_code[i].start && ip < p->eval_code[i].end)
+			return true;
+	return false;
+}
+
+static int find_runtime(struct py_process *p, struct elf_image *img)
+{
+	uint64_t value, size;
+
+	if (elf_image_symbol(img, "_PyRuntime", &value, &size) != 0 &&
+	    elf_image_section(img, ".PyRuntime", &value, &size) != 0)
+		return py_process_fail(p, "no _PyRuntime: is this a Python process?");
+	p->runtime_addr = p->load_bias + value;
+
+	static const struct {
+		const char *name;
+		size_t field;
+	} types[] = {
+		{ "PyCode_Type", offsetof(struct py_process, code_type) },
+		{ "PyUnicode_Type", offsetof(struct py_process, unicode_type) },
+		{ "PyBytes_Type", offsetof(struct py_process, bytes_type) },
+	};
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		if (elf_image_symbol(img, types[i].name, &value, &size) != 0)
+			return py_process_fail(p, "no %s symbol in %s", types[i].name, p->interp_path);
+		*(uint64_t *)((char *)p + types[i].field) = p->load_bias + value;
+	}
+	find_eval_loop(p, img);
+	return 0;
+}
+
+/* 3.13+: the interpreter's own table at &_PyRuntime. */
+static int offsets_from_debug(struct py_process *p, struct py_offsets *o)
+{
+	uint8_t raw[DEBUG_OFFSETS_MAX_BYTES];
+	size_t need = debug_offsets_size(p->version.minor);
+	uint64_t hex;
+	bool ft;
+	char err[160];
+	struct py_version dv;
+	int rc;
+
+	if (!need) {
+		py_process_note(p, "no _Py_DebugOffsets layout for 3.%d", p->version.minor);
+		return -1;
+	}
+	rc = remote_read(p->pid, p->runtime_addr, raw, need);
+	if (rc < 0) {
+		py_process_note(p, "cannot read _Py_DebugOffsets: %s", strerror(-rc));
+		return -1;
+	}
+	if (debug_offsets_decode(raw, need, p->version.minor, o, &hex, &ft, err, sizeof(err)) < 0) {
+		py_process_note(p, "%s", err);
+		return -1;
+	}
+	py_version_from_hex(hex, &dv);
+	/* Pre-releases may change the table between builds: demand exact match. */
+	if (dv.level != 0xf && hex != py_version_hex(&p->version)) {
+		py_process_note(p, "_Py_DebugOffsets is from pre-release 0x%08llx", (unsigned long long)hex);
+		return -1;
+	}
+	p->version = dv;
+	py_version_format(&p->version, p->version_str, sizeof(p->version_str));
+	p->free_threaded = ft;
+	p->rules = py_rules_for(p->version.minor, ft);
+	if (!p->rules) {
+		py_process_note(p, "no rules for Python %s%s", p->version_str, ft ? "t" : "");
+		return -1;
+	}
+	return 0;
+}
+
+static bool file_is_elf_with_dwarf(const char *path)
+{
+	struct elf_image img;
+	bool ok;
+
+	if (elf_image_open(&img, path) != 0)
+		return false;
+	ok = elf_image_has_dwarf(&img);
+	elf_image_close(&img);
+	return ok;
+}
+
+/* Finds DWARF for the interpreter: in the file, by build id, by debuglink. */
+static int find_dwarf_file(struct py_process *p, struct elf_image *img, char *out, size_t len)
+{
+	char build_id[128], link[256], root[64], dir[PATH_MAX];
+	const char *roots[2];
+	char *slash;
+
+	if (elf_image_has_dwarf(img)) {
+		snprintf(out, len, "%s", p->interp_open);
+		return 0;
+	}
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)p->pid);
+	roots[0] = root;
+	roots[1] = "";
+	snprintf(dir, sizeof(dir), "%s", p->interp_path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	for (int r = 0; r < 2; r++) {
+		if (elf_image_build_id(img, build_id, sizeof(build_id)) == 0 && strlen(build_id) > 2) {
+			snprintf(out, len, "%s/usr/lib/debug/.build-id/%.2s/%s.debug", roots[r],
+				 build_id, build_id + 2);
+			if (file_is_elf_with_dwarf(out))
+				return 0;
+		}
+		if (elf_image_debuglink(img, link, sizeof(link)) == 0) {
+			const char *fmts[] = { "%s/usr/lib/debug%s/%s", "%s%s/%s", "%s%s/.debug/%s" };
+
+			for (size_t i = 0; i < 3; i++) {
+				snprintf(out, len, fmts[i], roots[r], dir, link);
+				if (file_is_elf_with_dwarf(out))
+					return 0;
+			}
+		}
+	}
+	return -1;
+}
+
+static int offsets_from_dwarf(struct py_process *p, struct elf_image *img, struct py_offsets *o)
+{
+	char path[PATH_MAX + 128];
+	const char *missing;
+	int n;
+
+	if (p->rules->has_debug_offsets)
+		return -1; /* they publish their own offsets */
+	if (find_dwarf_file(p, img, path, sizeof(path)) < 0)
+		return -1;
+	py_offsets_clear(o);
+	n = dwarf_offsets_resolve(path, p->version.minor, o);
+	if (n <= 0) {
+		py_process_note(p, "DWARF in %s is unreadable", path);
+		return -1;
+	}
+	missing = py_offsets_missing(o, p->version.minor);
+	if (missing) {
+		py_process_note(p, "DWARF in %s lacks %s", path, missing);
+		return -1;
+	}
+	return 0;
+}
+
+/* 3.8-3.10 store pthread_self(); the kernel tid lives inside glibc's struct
+ * pthread, at an offset glibc itself publishes for debuggers. */
+static void find_pthread_tid_offset(struct py_process *p, const struct proc_maps *maps)
+{
+	p->pthread_tid_offset = 0x2d0; /* glibc x86_64; validated later */
+	for (size_t i = 0; i < maps->n; i++) {
+		const char *base = proc_map_basename(&maps->v[i]);
+		struct elf_image libc;
+		char opened[PATH_MAX];
+		uint64_t sym, size;
+		uint32_t desc[3];
+
+		if (strncmp(base, "libc.so", 7) != 0 && strncmp(base, "libc-2.", 7) != 0)
+			continue;
+		if (open_mapped_file(p->pid, lowest_mapping(maps, &maps->v[i]), &libc, opened,
+				     sizeof(opened)) < 0)
+			continue;
+		if (elf_image_symbol(&libc, "_thread_db_pthread_tid", &sym, &size) == 0 &&
+		    elf_image_read_vaddr(&libc, sym, desc, sizeof(desc)) == 0 && desc[0] == 32 &&
+		    desc[2] < 4096)
+			p->pthread_tid_offset = (int32_t)desc[2];
+		elf_image_close(&libc);
+		return;
+	}
+}
+
+/* The offset sets worth validating, best first. */
+static int candidate_offsets(struct py_process *p, struct elf_image *img,
+			     struct py_offsets_candidates *c)
+{
+	c->n = 0;
+	if (p->rules->has_debug_offsets) {
+		if (offsets_from_debug(p, &c->v[c->n].off) == 0)
+			c->v[c->n++].src = PY_OFFSETS_DEBUG;
+	} else {
+		if (offsets_from_dwarf(p, img, &c->v[c->n].off) == 0)
+			c->v[c->n++].src = PY_OFFSETS_DWARF;
+		if (py_offsets_builtin_table(p->version.minor, &c->v[c->n].off) == 0)
+			c->v[c->n++].src = PY_OFFSETS_TABLE;
+	}
+	if (!c->n)
+		return py_process_fail(p, "no offsets for Python %s (%s)", p->version_str, p->notes);
+	return 0;
+}
+
+int py_process_inspect(struct py_process *p, pid_t pid, struct py_offsets_candidates *c)
+{
+	struct proc_maps maps;
+	struct elf_image img;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	py_offsets_clear(&p->off);
+	if (pid <= 0 || !proc_exists(pid))
+		return py_process_fail(p, "no such process");
+	rc = proc_maps_read(pid, &maps);
+	if (rc < 0)
+		return py_process_fail(p, rc == -ESRCH ? "no such process" : "cannot read /proc/%d/maps: %s",
+			    (int)pid, strerror(-rc));
+	if (proc_ns_pid(pid, &p->ns_pid) < 0)
+		p->ns_pid = pid;
+	proc_comm(pid, 0, p->comm, sizeof(p->comm));
+	rc = find_interpreter(p, &maps, &img);
+	if (rc == 0) {
+		rc = detect_version(p, &img);
+		if (rc == 0)
+			rc = find_runtime(p, &img);
+		if (rc == 0) {
+			if (p->rules->thread_id == PY_TID_FROM_PTHREAD)
+				find_pthread_tid_offset(p, &maps);
+			rc = candidate_offsets(p, &img, c);
+		}
+		elf_image_close(&img);
+	}
+	proc_maps_free(&maps);
+	if (rc < 0 && !proc_exists(pid))
+		return py_process_fail(p, "no such process (it exited while being read)");
+	return rc;
+}

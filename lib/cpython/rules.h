@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What differs between CPython minor versions, one row per minor (and
+ * per free-threaded build, kept apart): the single place where a reader
+ * learns how to walk a given interpreter. Detected once per process
+ * (struct py_process.rules); the user-space walker, the BPF layout, the
+ * GIL finder and the line-table decoder all read the same row. Struct
+ * offsets are not here: they come from _Py_DebugOffsets, DWARF or the
+ * generated tables (cpython/offsets.h), whose field list says which
+ * versions need which field (offsets/field_specs.def).
+ *
+ * Adding a version: one row in rules.c (see offsets/README.md).
+ */
+#ifndef PYBPF_CPYTHON_RULES_H
+#define PYBPF_CPYTHON_RULES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* How the walker reaches a thread's innermost frame. */
+enum py_frame_model {
+	PY_FRAMES_OBJECTS, /* 3.8-3.10: tstate->frame, PyFrameObject chain */
+	PY_FRAMES_CFRAME,  /* 3.11-3.12: tstate->cframe->current_frame */
+	PY_FRAMES_CURRENT, /* 3.13+: tstate->current_frame */
+};
+
+/* What the frame's instruction field holds. */
+enum py_instr_unit {
+	PY_INSTR_LASTI_BYTES, /* 3.8-3.9: f_lasti, a byte offset */
+	PY_INSTR_LASTI_UNITS, /* 3.10: f_lasti, in 2-byte code units */
+	PY_INSTR_POINTER,     /* 3.11+: prev_instr / instr_ptr into the bytecode */
+};
+
+/* Format of co_lnotab / co_linetable. */
+enum py_line_format {
+	PY_LINES_LNOTAB, /* 3.8-3.9 */
+	PY_LINES_PEP626, /* 3.10 */
+	PY_LINES_PEP657, /* 3.11+ location table */
+};
+
+/* Where the GIL's struct lives. */
+enum py_gil_home {
+	PY_GIL_IN_RUNTIME,     /* 3.8-3.11: _PyRuntime.ceval.gil */
+	PY_GIL_IN_INTERPRETER, /* 3.12+: each interpreter's ceval.gil pointer */
+};
+
+/* How a thread state names its OS thread. */
+enum py_thread_id {
+	PY_TID_FROM_PTHREAD, /* 3.8-3.10: pthread_self() only; the tid is in glibc's struct */
+	PY_TID_NATIVE,       /* 3.11+: native_thread_id */
+};
+
+struct py_rules {
+	int minor;
+	bool free_threaded;
+	enum py_frame_model frame_model;
+	enum py_instr_unit instr_unit;
+	/* frame owner values from this one up are not Python frames (shims,
+	 * C-stack entries); 0: frames have no owner field */
+	int first_shim_owner;
+	/* tag bits of a _PyStackRef to clear from the frame's code reference
+	 * (3.14+); 0: a plain pointer */
+	uint64_t stackref_tag_mask;
+	/* bits of PyASCIIObject.state before kind:3, compact:1, ascii:1 */
+	int str_state_interned_bits;
+	enum py_line_format line_format;
+	enum py_gil_home gil_home;
+	bool has_debug_offsets; /* _Py_DebugOffsets at &_PyRuntime (3.13+) */
+	enum py_thread_id thread_id;
+};
+
+/* The row for 3.minor (free-threaded or not), or NULL if we have none. */
+const struct py_rules *py_rules_for(int minor, bool free_threaded);
+
+/* The bit of PyASCIIObject.state that says "ascii". */
+static inline unsigned py_rules_str_ascii_bit(const struct py_rules *r)
+{
+	return (unsigned)r->str_state_interned_bits + 4;
+}
+
+#endif

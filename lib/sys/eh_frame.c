@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * .eh_frame, as the System V x86-64 ABI and the LSB describe it: a list of
+ * CIEs and FDEs; every FDE names its CIE, which says how the FDE's code
+ * addresses are encoded ('R' in its augmentation). Only what eh_frame.h
+ * promises is decoded; anything unexpected ends the walk cleanly.
+ */
+#include "sys/eh_frame.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DW_EH_PE_omit 0xff
+#define DW_EH_PE_pcrel 0x10
+#define X86_64_RBP 6
+
+struct reader {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+static bool need(struct reader *r, size_t n)
+{
+	if (r->bad || (size_t)(r->end - r->p) < n) {
+		r->bad = true;
+		return false;
+	}
+	return true;
+}
+
+static uint64_t read_le(struct reader *r, size_t n)
+{
+	uint64_t v = 0;
+
+	if (!need(r, n))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += n;
+	return v;
+}
+
+static uint64_t read_uleb(struct reader *r)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; need(r, 1); shift += 7) {
+		uint8_t b = *r->p++;
+
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	return 0;
+}
+
+static int64_t read_sleb(struct reader *r)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b = 0;
+
+	while (need(r, 1)) {
+		b = *r->p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	if (shift < 64 && (b & 0x40))
+		v |= ~(uint64_t)0 << shift;
+	return (int64_t)v;
+}
+
+/* A pointer in ENC's format (low nibble); pc-relative ones are relative to
+ * the address of the field itself. */
+static uint64_t read_pointer(struct reader *r, uint8_t enc, uint64_t field_addr, bool apply)
+{
+	uint64_t v;
+
+	switch (enc & 0x0f) {
+	case 0x00: v = read_le(r, 8); break;
+	case 0x01: v = read_uleb(r); break;
+	case 0x02: v = read_le(r, 2); break;
+	case 0x03: v = read_le(r, 4); break;
+	case 0x04: v = read_le(r, 8); break;
+	case 0x09: v = (uint64_t)read_sleb(r); break;
+	case 0x0a: v = (uint64_t)(int64_t)(int16_t)read_le(r, 2); break;
+	case 0x0b: v = (uint64_t)(int64_t)(int32_t)read_le(r, 4); break;
+	case 0x0c: v = read_le(r, 8); break;
+	default: r->bad = true; return 0;
+	}
+	if (apply && (enc & 0x70) == DW_EH_PE_pcrel)
+		v += field_addr;
+	else if (apply && (enc & 0x70) != 0)
+		r->bad = true; /* textrel, datarel, funcrel: not used for code ranges */
+	return v;
+}
+
+struct cie {
+	uint8_t fde_enc;
+	bool has_z;
+};
+
+static bool parse_cie(const uint8_t *base, const uint8_t *at, const uint8_t *end, uint64_t vaddr,
+		      struct cie *out)
+{
+	struct reader r = { at, end, false };
+	uint8_t version;
+	const char *aug;
+	const uint8_t *nul;
+
+	out->fde_enc = 0;
+	out->has_z = false;
+	version = (uint8_t)read_le(&r, 1);
+	if (r.bad || (version != 1 && version != 3))
+		return false;
+	nul = memchr(r.p, '\0', (size_t)(r.end - r.p));
+	if (!nul)
+		return false;
+	aug = (const char *)r.p;
+	r.p = nul + 1;
+	(void)read_uleb(&r); /* code alignment */
+	(void)read_sleb(&r); /* data alignment */
+	if (version == 1)
+		(void)read_le(&r, 1);
+	else
+		(void)read_uleb(&r); /* return address register */
+	if (aug[0] != 'z')
+		return aug[0] == '\0' && !r.bad;
+	out->has_z = true;
+	(void)read_uleb(&r); /* augmentation data length */
+	for (const char *c = aug + 1; *c && !r.bad; c++) {
+		switch (*c) {
+		case 'R': out->fde_enc = (uint8_t)read_le(&r, 1); break;
+		case 'L': (void)read_le(&r, 1); break;
+		case 'P': {
+			uint8_t enc = (uint8_t)read_le(&r, 1);
+
+			(void)read_pointer(&r, enc, vaddr + (uint64_t)(r.p - base), false);
+			break;
+		}
+		case 'S': case 'B': break;
+		default: return false;
+		}
+	}
+	return !r.bad && out->fde_enc != DW_EH_PE_omit;
+}
+
+static void skip_block(struct reader *r)
+{
+	uint64_t len = read_uleb(r);
+
+	if (len > (uint64_t)(r->end - r->p))
+		r->bad = true;
+	else
+		r->p += len;
+}
+
+/*
+ * Runs through the FDE's call frame instructions: whether the CFA is
+ * defined on rbp before the first advance (at the FDE's first byte), and
+ * anywhere in it (the function keeps a frame pointer).
+ */
+static void scan_cfa(struct reader *r, struct eh_fde *f)
+{
+	bool advanced = false;
+
+	while (need(r, 1)) {
+		uint8_t op = *r->p++;
+		int64_t reg = -1;
+
+		switch (op >> 6) {
+		case 1: advanced = true; continue; /* DW_CFA_advance_loc */
+		case 2: (void)read_uleb(r); continue; /* DW_CFA_offset */
+		case 3: continue; /* DW_CFA_restore */
+		}
+		switch (op) {
+		case 0x00: case 0x0a: case 0x0b: break; /* nop, remember/restore_state */
+		case 0x02: (void)read_le(r, 1); advanced = true; break;
+		case 0x03: (void)read_le(r, 2); advanced = true; break;
+		case 0x04: (void)read_le(r, 4); advanced = true; break;
+		case 0x0c: reg = (int64_t)read_uleb(r); (void)read_uleb(r); break; /* def_cfa */
+		case 0x12: reg = (int64_t)read_uleb(r); (void)read_sleb(r); break; /* def_cfa_sf */
+		case 0x0d: reg = (int64_t)read_uleb(r); break; /* def_cfa_register */
+		case 0x0e: case 0x06: case 0x07: case 0x08: case 0x2e: (void)read_uleb(r); break;
+		case 0x13: (void)read_sleb(r); break;
+		case 0x05: case 0x09: case 0x14: case 0x2f: (void)read_uleb(r); (void)read_uleb(r); break;
+		case 0x11: case 0x15: (void)read_uleb(r); (void)read_sleb(r); break;
+		case 0x0f: skip_block(r); break; /* def_cfa_expression */
+		case 0x10: case 0x16: (void)read_uleb(r); skip_block(r); break;
+		default: return; /* unknown: what was seen stands */
+		}
+		if (reg == X86_64_RBP && !r->bad) {
+			f->uses_rbp = true;
+			if (!advanced)
+				f->continues_frame = true;
+		}
+	}
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct eh_fde *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+struct eh_fde *eh_frame_fdes(const uint8_t *data, size_t size, uint64_t vaddr, size_t *count)
+{
+	struct eh_fde *fdes = NULL;
+	size_t n = 0, cap = 0;
+	const uint8_t *p = data, *end = data + size;
+
+	*count = 0;
+	while ((size_t)(end - p) >= 8) {
+		struct reader r = { p, end, false };
+		uint64_t len = read_le(&r, 4);
+		const uint8_t *body, *next;
+		uint32_t id;
+
+		if (len == 0)
+			break; /* terminator */
+		if (len == 0xffffffffu || len > (uint64_t)(end - r.p))
+			break; /* 64-bit entries are not emitted for x86-64 code */
+		body = r.p;
+		next = body + len;
+		r.end = next;
+		id = (uint32_t)read_le(&r, 4);
+		if (id != 0 && id <= (uint64_t)(body - data)) {
+			struct cie cie;
+			const uint8_t *cie_at = body - id;
+			struct reader cr = { cie_at, end, false };
+			uint64_t cie_len = read_le(&cr, 4);
+			uint64_t start, range;
+
+			if (cie_len == 0 || cie_len > (uint64_t)(end - cr.p) || read_le(&cr, 4) != 0 ||
+			    cr.bad || !parse_cie(data, cr.p, cr.p + cie_len - 4, vaddr, &cie)) {
+				p = next;
+				continue;
+			}
+			start = read_pointer(&r, cie.fde_enc, vaddr + (uint64_t)(r.p - data), true);
+			range = read_pointer(&r, cie.fde_enc, 0, false);
+			if (cie.has_z) {
+				uint64_t aug = read_uleb(&r);
+
+				if (aug > (uint64_t)(r.end - r.p))
+					r.bad = true;
+				else
+					r.p += aug;
+			}
+			if (!r.bad && range && start + range > start) {
+				if (n == cap) {
+					size_t ncap = cap ? 2 * cap : 256;
+					struct eh_fde *grown = realloc(fdes, ncap * sizeof(*fdes));
+
+					if (!grown)
+						break;
+					fdes = grown;
+					cap = ncap;
+				}
+				fdes[n].start = start;
+				fdes[n].end = start + range;
+				fdes[n].continues_frame = fdes[n].uses_rbp = false;
+				scan_cfa(&r, &fdes[n]);
+				n++;
+			}
+		}
+		p = next;
+	}
+	if (!n) {
+		free(fdes);
+		return NULL;
+	}
+	qsort(fdes, n, sizeof(*fdes), by_start);
+	*count = n;
+	return fdes;
+}
+
+const struct eh_fde *eh_frame_fde_at(const struct eh_fde *fdes, size_t count, uint64_t addr)
+{
+	size_t lo = 0, hi = count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (fdes[mid].start < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < count && fdes[lo].start == addr ? &fdes[lo] : NULL;
+}

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sys/proc_maps.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int errno_for_proc(void)
+{
+	return errno == ENOENT ? -ESRCH : -errno;
+}
+
+int proc_maps_read(pid_t pid, struct proc_maps *maps)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0, alloc = 0;
+	FILE *f;
+
+	maps->v = NULL;
+	maps->n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno_for_proc();
+	while (getline(&line, &cap, f) > 0) {
+		struct proc_map m = { 0 };
+		int name_at = 0;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
+			   &m.start, &m.end, m.perms, &m.offset, &m.dev_major, &m.dev_minor,
+			   &m.inode, &name_at) < 7)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		m.path = strdup(name_at > 0 ? line + name_at : "");
+		if (!m.path)
+			break;
+		if (maps->n == alloc) {
+			size_t grow = alloc ? alloc * 2 : 64;
+			struct proc_map *v = realloc(maps->v, grow * sizeof(*v));
+
+			if (!v) {
+				free(m.path);
+				break;
+			}
+			maps->v = v;
+			alloc = grow;
+		}
+		maps->v[maps->n++] = m;
+	}
+	free(line);
+	fclose(f);
+	if (maps->n == 0)
+		return -ESRCH; /* a live process always has mappings */
+	return 0;
+}
+
+void proc_maps_free(struct proc_maps *maps)
+{
+	for (size_t i = 0; i < maps->n; i++)
+		free(maps->v[i].path);
+	free(maps->v);
+	maps->v = NULL;
+	maps->n = 0;
+}
+
+const char *proc_map_basename(const struct proc_map *m)
+{
+	const char *slash = strrchr(m->path, '/');
+
+	return slash ? slash + 1 : m->path;
+}
+
+/* Reads the last number of the "NSpid:" line of a status file. */
+static int read_nspid(const char *status_path, pid_t *out)
+{
+	char line[256];
+	int found = -ESRCH;
+	FILE *f = fopen(status_path, "re");
+
+	if (!f)
+		return errno_for_proc();
+	while (fgets(line, sizeof(line), f)) {
+		char *p, *end;
+		long v = -1;
+
+		if (strncmp(line, "NSpid:", 6) != 0)
+			continue;
+		for (p = line + 6;; p = end) {
+			long x = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			v = x;
+		}
+		if (v > 0) {
+			*out = (pid_t)v;
+			found = 0;
+		}
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+int proc_ns_pid(pid_t pid, pid_t *ns_pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	return read_nspid(path, ns_pid);
+}
+
+static int cmp_tid(const void *a, const void *b)
+{
+	const struct proc_thread_id *x = a, *y = b;
+
+	return (x->host_tid > y->host_tid) - (x->host_tid < y->host_tid);
+}
+
+int proc_list_threads(pid_t pid, struct proc_thread_id *out, size_t max)
+{
+	char path[64];
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return errno_for_proc();
+	while ((de = readdir(d)) && n < max) {
+		char status[96];
+		long tid = strtol(de->d_name, NULL, 10);
+
+		if (tid <= 0)
+			continue;
+		snprintf(status, sizeof(status), "/proc/%d/task/%ld/status", (int)pid, tid);
+		out[n].host_tid = (pid_t)tid;
+		if (read_nspid(status, &out[n].ns_tid) < 0)
+			out[n].ns_tid = (pid_t)tid; /* thread just exited, or no NSpid */
+		n++;
+	}
+	closedir(d);
+	qsort(out, n, sizeof(*out), cmp_tid);
+	return (int)n;
+}
+
+/*
+ * The kernel cuts comm at 15 bytes, possibly inside a UTF-8 sequence
+ * (Python 3.14 names threads after their target): drop such a tail.
+ */
+static void trim_partial_utf8(char *s)
+{
+	size_t n = strlen(s), start = n;
+
+	while (start > 0 && ((unsigned char)s[start - 1] & 0xc0) == 0x80 && n - start < 3)
+		start--;
+	if (start > 0 && ((unsigned char)s[start - 1] & 0x80)) {
+		unsigned char lead = (unsigned char)s[start - 1];
+		size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+
+		if (n - (start - 1) < need)
+			s[start - 1] = '\0';
+	}
+}
+
+int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len)
+{
+	char path[96];
+	FILE *f;
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno_for_proc();
+	if (!fgets(buf, (int)len, f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	trim_partial_utf8(buf);
+	return 0;
+}
+
+bool proc_alive(pid_t pid)
+{
+	char path[32], buf[512], *close;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = (ssize_t)fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may hold ')' itself, so take the last one */
+	close = strrchr(buf, ')');
+	return close && close[1] == ' ' && close[2] != 'Z' && close[2] != 'X';
+}
+
+int proc_tgid(pid_t tid, pid_t *tgid)
+{
+	char path[32], line[128];
+	int rc = -ESRCH;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno_for_proc();
+	while (fgets(line, sizeof(line), f)) {
+		int v;
+
+		if (sscanf(line, "Tgid: %d", &v) == 1) {
+			*tgid = (pid_t)v;
+			rc = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+bool proc_exists(pid_t pid)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	return access(path, F_OK) == 0;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* /proc/PID/maps, /proc/PID/status and thread lists. */
+#ifndef PYBPF_PROC_MAPS_H
+#define PYBPF_PROC_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct proc_map {
+	uint64_t start, end, offset, inode;
+	unsigned int dev_major, dev_minor;
+	char perms[5];
+	char *path; /* as the process sees it; "" for anonymous mappings */
+};
+
+struct proc_maps {
+	struct proc_map *v;
+	size_t n;
+};
+
+/* Returns 0 or a negative errno (-ESRCH if the process is gone). */
+int proc_maps_read(pid_t pid, struct proc_maps *maps);
+void proc_maps_free(struct proc_maps *maps);
+
+/* Base name of a mapping's path, without a " (deleted)" suffix check. */
+const char *proc_map_basename(const struct proc_map *m);
+
+/* Thread ids of a process: host tid and the tid inside its PID namespace. */
+struct proc_thread_id {
+	pid_t host_tid;
+	pid_t ns_tid;
+};
+
+/* Fills up to max entries; returns the count or a negative errno. */
+int proc_list_threads(pid_t pid, struct proc_thread_id *out, size_t max);
+
+/* The pid as seen inside the process's own PID namespace (NSpid). */
+int proc_ns_pid(pid_t pid, pid_t *ns_pid);
+
+/* True while /proc has the process (zombies included). */
+bool proc_exists(pid_t pid);
+
+/* True while the process exists and is not a zombie (exited, not reaped). */
+bool proc_alive(pid_t pid);
+
+/* The process a thread belongs to. Returns 0 or a negative errno. */
+int proc_tgid(pid_t tid, pid_t *tgid);
+
+/* comm of a process (tid == 0) or of one of its threads. */
+int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);
+
+#endif
