@@ -15,7 +15,7 @@
  * fork probe is not attached.
  */
 
-#include "py_abi.h"
+#include "pywalk.bpf.h"
 BPF_PERF_OUTPUT(proc_events);
 BPF_PERF_OUTPUT(stack_events);
 #ifdef PYB_ONLY_PIDS
