@@ -62,7 +62,7 @@ EXAMPLE_FILES = sorted(os.path.basename(p)
 def _c_macros():
     """#define NAME "string" from the library's and the tools' sources."""
     macros = {}
-    for path in glob.glob(os.path.join(REPO, "lib", "*.h")) + \
+    for path in glob.glob(os.path.join(REPO, "lib", "**", "*.h"), recursive=True) + \
             glob.glob(os.path.join(REPO, "tools", "*.[ch]")):
         for name, lit in re.findall(r'^#define\s+([A-Z_][A-Z0-9_]*)\s+"((?:[^"\\]|\\.)*)"',
                                     read(path), re.M):

@@ -2,57 +2,173 @@
 #include "cli.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pybpf_version.h"
+#include "bpf/session.h"
 
-int cli_parse_pid(const char *s, pid_t *pid)
+#define CLI_MAX_LONG 64
+#define CLI_SHARED_SHORT "p:t:o:vh"
+
+/* long-only shared options, above any tool's own */
+enum { OPT_FORMAT = 0x10000, OPT_VERSION, OPT_EBPF };
+
+static const struct option shared_long[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "ebpf", no_argument, NULL, OPT_EBPF },
+};
+
+/* Returns 1 when opt is not a shared option, 0 when handled, -1 on error. */
+static int shared_option(struct cli *c, struct tool_session *s, int opt, const char *arg)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v <= 0 || v > (1L << 22))
-		return -1;
-	*pid = (pid_t)v;
-	return 0;
-}
-
-int cli_parse_pid_list(const char *list, pid_t *pids, size_t max, size_t *n)
-{
-	char *copy = strdup(list), *save = NULL;
-	int rc = 0;
-
-	if (!copy)
-		return -1;
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (*n == max || cli_parse_pid(tok, &pids[*n]) < 0) {
-			rc = -1;
-			break;
+	switch (opt) {
+	case 'p':
+		if (cli_parse_pid_list(arg, s->pids, SESSION_MAX_PIDS, &s->npids) < 0) {
+			fprintf(stderr, "%s: invalid PID list: %s\n", c->tool, arg);
+			return -1;
 		}
-		(*n)++;
+		return 0;
+	case 't':
+		if (cli_parse_pid(arg, &c->tid) < 0) {
+			fprintf(stderr, "%s: invalid TID: %s\n", c->tool, arg);
+			return -1;
+		}
+		return 0;
+	case 'o':
+		c->output = arg;
+		return 0;
+	case OPT_FORMAT:
+		if (report_format_parse(arg, &c->format) < 0) {
+			fprintf(stderr, "%s: unknown format: %s\n", c->tool, arg);
+			return -1;
+		}
+		return 0;
+	case 'v':
+		c->verbose = true;
+		return 0;
+	case 'h':
+		fputs(c->usage, stdout);
+		exit(0);
+	case OPT_VERSION:
+		cli_print_version(c->tool);
+		exit(0);
+	case OPT_EBPF:
+		c->ebpf = true;
+		return 0;
+	default:
+		return 1;
 	}
-	free(copy);
-	return *n ? rc : -1;
 }
 
-int cli_parse_int(const char *s, long long min, long long max, long long *out)
+static int build_options(struct cli *c, const char *own_short, const struct option *own_long,
+			 char *shortopts, size_t shortsize, struct option *longopts)
 {
-	char *end;
-	long long v;
+	size_t n = 0;
 
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return -1;
-	*out = v;
+	for (; own_long && own_long[n].name; n++) {
+		if (n + sizeof(shared_long) / sizeof(*shared_long) + 1 > CLI_MAX_LONG) {
+			fprintf(stderr, "%s: too many options\n", c->tool);
+			return -1;
+		}
+		longopts[n] = own_long[n];
+	}
+	memcpy(&longopts[n], shared_long, sizeof(shared_long));
+	n += sizeof(shared_long) / sizeof(*shared_long);
+	longopts[n] = (struct option){ 0 };
+	snprintf(shortopts, shortsize, "%s%s", CLI_SHARED_SHORT, own_short ? own_short : "");
 	return 0;
 }
 
-void cli_print_version(const char *tool)
+int cli_parse(struct cli *c, struct tool_session *s, int argc, char **argv,
+	      const char *own_short, const struct option *own_long, cli_own_option own,
+	      void *ctx)
 {
-	printf("%s (pybpf-tools) %s\n", tool, PYBPF_VERSION);
+	struct option longopts[CLI_MAX_LONG];
+	char shortopts[128];
+	int opt, rc;
+
+	if (build_options(c, own_short, own_long, shortopts, sizeof(shortopts), longopts) < 0)
+		return -1;
+	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		rc = shared_option(c, s, opt, optarg);
+		if (rc == 1 && opt != '?' && own)
+			rc = own(opt, optarg, ctx);
+		if (rc == 1 || opt == '?')
+			fputs(c->usage, stderr);
+		if (rc)
+			return -1;
+	}
+	if (optind < argc &&
+	    cli_parse_small_int(argv[optind++], 1, 1 << 30, &c->duration) < 0) {
+		fprintf(stderr, "%s: invalid duration: %s\n", c->tool, argv[optind - 1]);
+		return -1;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument: %s\n", c->tool, argv[optind]);
+		return -1;
+	}
+	if (c->tid && s->npids) {
+		fprintf(stderr, "%s: -p and -t are mutually exclusive\n", c->tool);
+		return -1;
+	}
+	return 0;
+}
+
+void cli_print_target(FILE *f, const struct cli *c, const struct tool_session *s)
+{
+	if (c->tid) {
+		fprintf(f, "TID %d", (int)c->tid);
+	} else if (s->npids) {
+		fprintf(f, "PID");
+		for (size_t i = 0; i < s->npids; i++)
+			fprintf(f, "%s%d", i ? "," : " ", (int)s->pids[i]);
+	} else {
+		fprintf(f, "all Python processes");
+	}
+}
+
+void cli_print_header(FILE *f, const struct cli *c, const struct tool_session *s,
+		      const char *before, const char *after)
+{
+	fputs(before, f);
+	cli_print_target(f, c, s);
+	fputs(after, f);
+	if (c->duration)
+		fprintf(f, " for %d secs.\n", c->duration);
+	else
+		fprintf(f, "... Hit Ctrl-C to end.\n");
+	fflush(f);
+}
+
+int cli_open_output(struct cli *c)
+{
+	c->out = stdout;
+	if (!c->output)
+		return 0;
+	c->out = fopen(c->output, "we");
+	if (!c->out) {
+		fprintf(stderr, "%s: cannot write %s: %s\n", c->tool, c->output, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int cli_close_output(struct cli *c)
+{
+	FILE *out = c->out;
+
+	c->out = NULL;
+	if (!out || out == stdout)
+		return 0;
+	if (fclose(out) != 0) {
+		fprintf(stderr, "%s: writing %s failed: %s\n", c->tool, c->output, strerror(errno));
+		return -1;
+	}
+	return 0;
 }

@@ -1,10 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Small pieces every tool's command line shares. */
+/*
+ * The command line every BPF tool shares: -p, -t, -o, --format, -v, -h,
+ * --version, --ebpf and the duration, with the same messages in each tool;
+ * a tool lists only its own options and handles them in a callback. Also
+ * the small argument parsers (cli_args.c) that pydump uses without BPF.
+ */
 #ifndef PYBPF_CLI_COMMON_H
 #define PYBPF_CLI_COMMON_H
 
+#include <getopt.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
+
+#include "report/formats.h"
+
+/* --- cli_args.c: single arguments (no BPF, pydump uses them) ------------ */
 
 /* Parses a positive PID. Returns 0 or -1. */
 int cli_parse_pid(const char *s, pid_t *pid);
@@ -15,7 +27,62 @@ int cli_parse_pid_list(const char *list, pid_t *pids, size_t max, size_t *n);
 /* Parses a decimal integer in [min, max]. Returns 0 or -1. */
 int cli_parse_int(const char *s, long long min, long long max, long long *out);
 
+/* The same into an int. */
+int cli_parse_small_int(const char *s, int min, int max, int *out);
+
 /* "pydump (pybpf-tools) 0.1.0" */
 void cli_print_version(const char *tool);
+
+/* --- cli.c: the options the BPF tools share ----------------------------- */
+
+struct tool_session;
+
+/* A tool's own long-only options take values from CLI_OPT_OWN up. */
+#define CLI_OPT_OWN 256
+
+struct cli {
+	const char *tool;  /* "pyprofile": prefix of every message */
+	const char *usage; /* the --help text */
+	/* what the shared options said (the PIDs go to the session) */
+	pid_t tid;
+	int duration; /* seconds, 0: until Ctrl-C */
+	bool verbose, ebpf;
+	enum report_format format;
+	const char *output; /* -o FILE, or NULL for stdout */
+	FILE *out;	    /* after cli_open_output */
+};
+
+/*
+ * A tool's own option: opt is getopt's value, arg its optarg. Returns 0, or
+ * -1 after printing why.
+ */
+typedef int (*cli_own_option)(int opt, const char *arg, void *ctx);
+
+/*
+ * Parses argv: the shared options into c and s->pids, the tool's own
+ * (own_short in getopt syntax, own_long ended by a zero entry) through own.
+ * -h and --version print and exit. Returns 0, or -1 after printing why
+ * (the tool then exits with status 2).
+ */
+int cli_parse(struct cli *c, struct tool_session *s, int argc, char **argv,
+	      const char *own_short, const struct option *own_long, cli_own_option own,
+	      void *ctx);
+
+/* Who is traced, as the headers say it: "TID 5", "PID 1,2" or "all Python
+ * processes". */
+void cli_print_target(FILE *f, const struct cli *c, const struct tool_session *s);
+
+/*
+ * A header line: before, the target, after, then " for N secs." or
+ * "... Hit Ctrl-C to end.", flushed.
+ */
+void cli_print_header(FILE *f, const struct cli *c, const struct tool_session *s,
+		      const char *before, const char *after);
+
+/* c->out = the -o file (or stdout). Returns 0, or -1 after printing why. */
+int cli_open_output(struct cli *c);
+
+/* Closes the -o file. Returns 0, or -1 after printing why. */
+int cli_close_output(struct cli *c);
 
 #endif

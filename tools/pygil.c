@@ -10,12 +10,8 @@
  * futex tracepoints time those waits in BPF (see bpf_c/pygil.bpf.c). User
  * space samples the GIL state itself for hold shares and switch rates.
  */
-#include <errno.h>
-#include <getopt.h>
 #include <linux/bpf.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "cli.h"
@@ -59,100 +55,40 @@ static const char usage_text[] =
 	"    ./pygil -p 185 -o gil.svg --format svg 10   # flame graph of GIL waits\n"
 	"    ./pygil 5                    # every Python process, 5 seconds\n";
 
-enum { OPT_FORMAT = 256, OPT_VERSION, OPT_EBPF };
-
 struct options {
-	int duration, interval;
-	bool folded, verbose, ebpf;
-	enum report_format format;
-	const char *output;
-	pid_t tid;
+	struct cli cli;
+	int interval;
+	bool folded;
 };
+
+static int own_option(int opt, const char *arg, void *ctx)
+{
+	struct options *o = ctx;
+
+	switch (opt) {
+	case 'f':
+		o->folded = true;
+		return 0;
+	case 'i':
+		if (cli_parse_small_int(arg, 1, 86400, &o->interval) < 0) {
+			fprintf(stderr, "pygil: invalid interval: %s\n", arg);
+			return -1;
+		}
+		return 0;
+	default:
+		return 1;
+	}
+}
 
 static int parse_args(int argc, char **argv, struct options *o, struct tool_session *s)
 {
 	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
 		{ "folded", no_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "interval", required_argument, NULL, 'i' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ "ebpf", no_argument, NULL, OPT_EBPF },
 		{ NULL, 0, NULL, 0 },
 	};
-	long long v;
-	int c;
 
-	while ((c = getopt_long(argc, argv, "p:t:fo:i:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (cli_parse_pid_list(optarg, s->pids, SESSION_MAX_PIDS, &s->npids) < 0) {
-				fprintf(stderr, "pygil: invalid PID list: %s\n", optarg);
-				return -1;
-			}
-			break;
-		case 't':
-			if (cli_parse_pid(optarg, &o->tid) < 0) {
-				fprintf(stderr, "pygil: invalid TID: %s\n", optarg);
-				return -1;
-			}
-			break;
-		case 'f':
-			o->folded = true;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case OPT_FORMAT:
-			if (report_format_parse(optarg, &o->format) < 0) {
-				fprintf(stderr, "pygil: unknown format: %s\n", optarg);
-				return -1;
-			}
-			break;
-		case 'i':
-			if (cli_parse_int(optarg, 1, 86400, &v) < 0) {
-				fprintf(stderr, "pygil: invalid interval: %s\n", optarg);
-				return -1;
-			}
-			o->interval = (int)v;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			exit(0);
-		case OPT_VERSION:
-			cli_print_version("pygil");
-			exit(0);
-		case OPT_EBPF:
-			o->ebpf = true;
-			break;
-		default:
-			fputs(usage_text, stderr);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		if (cli_parse_int(argv[optind++], 1, 1 << 30, &v) < 0) {
-			fprintf(stderr, "pygil: invalid duration: %s\n", argv[optind - 1]);
-			return -1;
-		}
-		o->duration = (int)v;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "pygil: unexpected argument: %s\n", argv[optind]);
-		return -1;
-	}
-	if (o->tid && s->npids) {
-		fprintf(stderr, "pygil: -p and -t are mutually exclusive\n");
-		return -1;
-	}
-	return 0;
+	return cli_parse(&o->cli, s, argc, argv, "fi:", longopts, own_option, o);
 }
 
 struct tick_state {
@@ -223,27 +159,12 @@ static void print_stacks(struct tool_session *s, int kind, const char *title, FI
 
 static void print_header(const struct options *o, const struct tool_session *s, FILE *out)
 {
-	fprintf(out, "Tracing GIL waits of ");
-	if (o->tid) {
-		fprintf(out, "TID %d", (int)o->tid);
-	} else if (s->npids) {
-		fprintf(out, "PID");
-		for (size_t i = 0; i < s->npids; i++)
-			fprintf(out, "%s%d", i ? "," : " ", (int)s->pids[i]);
-	} else {
-		fprintf(out, "all Python processes");
-	}
-	if (o->duration)
-		fprintf(out, " for %d secs.\n", o->duration);
-	else
-		fprintf(out, "... Hit Ctrl-C to end.\n");
-	fflush(out);
+	cli_print_header(out, &o->cli, s, "Tracing GIL waits of ", "");
 }
 
 static int report(struct tool_session *s, struct tick_state *ts, struct options *o)
 {
 	struct report rep;
-	FILE *out = NULL;
 	int rc = 0;
 
 	gil_monitor_print(&ts->mon, ts->table, o->interval > 0, true);
@@ -254,21 +175,18 @@ static int report(struct tool_session *s, struct tick_state *ts, struct options 
 			     "Who held the GIL while others waited (microseconds others waited):",
 			     stdout);
 	}
-	if (!o->output && !o->folded)
+	if (!o->cli.output && !o->folded)
 		return 0;
 	report_init(&rep, false);
 	s->filter.only_kind = PYB_KIND_GIL_WAIT;
 	session_collect(s, &rep);
-	out = o->output ? fopen(o->output, "we") : stdout;
-	if (!out) {
-		fprintf(stderr, "pygil: cannot write %s: %s\n", o->output, strerror(errno));
+	if (cli_open_output(&o->cli) < 0) {
 		rc = 1;
 	} else {
-		rc = report_write(&rep, o->output ? o->format : REPORT_FOLDED, out, "us", "pygil") < 0;
-		if (out != stdout && fclose(out) != 0) {
-			fprintf(stderr, "pygil: writing %s failed: %s\n", o->output, strerror(errno));
+		rc = report_write(&rep, o->cli.output ? o->cli.format : REPORT_FOLDED, o->cli.out,
+				  "us", "pygil") < 0;
+		if (cli_close_output(&o->cli) < 0)
 			rc = 1;
-		}
 	}
 	report_free(&rep);
 	return rc;
@@ -276,7 +194,9 @@ static int report(struct tool_session *s, struct tick_state *ts, struct options 
 
 int main(int argc, char **argv)
 {
-	struct options o = { .format = REPORT_TEXT };
+	struct options o = {
+		.cli = { .tool = "pygil", .usage = usage_text, .format = REPORT_TEXT },
+	};
 	struct tool_session s = { .tool = "pygil" };
 	struct tick_state ts = { .o = &o };
 	const char *cflags[] = {
@@ -288,17 +208,17 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o, &s) < 0)
 		return 2;
-	if (o.ebpf) {
+	if (o.cli.ebpf) {
 		fputs(pygil_bpf_text, stdout);
 		return 0;
 	}
-	if (o.tid && session_target_thread(&s, o.tid) < 0)
+	if (o.cli.tid && session_target_thread(&s, o.cli.tid) < 0)
 		return 1;
-	snprintf(d_tid, sizeof(d_tid), "-DTHREAD_FILTER=%d", (int)o.tid);
+	snprintf(d_tid, sizeof(d_tid), "-DTHREAD_FILTER=%d", (int)o.cli.tid);
 	snprintf(d_size, sizeof(d_size), "-DGIL_SIZE=%d", PY_GIL_STRUCT_SIZE);
 	cflags[3] = d_tid;
 	cflags[4] = d_size;
-	s.verbose = o.verbose;
+	s.verbose = o.cli.verbose;
 	if (session_compile(&s, pygil_bpf_text, cflags, 5) < 0)
 		return 1;
 	s.pystacks_fd = bpfmod_table_fd(&s.bpf, "pystacks");
@@ -308,7 +228,7 @@ int main(int argc, char **argv)
 	gil_monitor_init(&ts.mon, "pygil", bpfmod_table_fd(&s.bpf, "gils"),
 			 bpfmod_table_fd(&s.bpf, "threads"), bpfmod_table_fd(&s.bpf, "waits"),
 			 bpfmod_table_fd(&s.bpf, "hists"));
-	ts.mon.only_tid = o.tid;
+	ts.mon.only_tid = o.cli.tid;
 	ts.table = o.folded ? stderr : stdout;
 	session_install_signals();
 	if (attach(&s, &enter_fd) < 0 || session_start_discovery(&s) < 0)
@@ -323,10 +243,10 @@ int main(int argc, char **argv)
 	s.on_tick = on_tick;
 	s.tick_ctx = &ts;
 	print_header(&o, &s, ts.table);
-	session_run(&s, o.duration);
+	session_run(&s, o.cli.duration);
 	rc = report(&s, &ts, &o);
 	session_print_summary(&s, "GIL waits");
-	if (o.verbose)
+	if (o.cli.verbose)
 		session_print_bpf_stats(&s, enter_fd, "sys_enter_futex",
 					session_stat(&s, PYB_STAT_SAMPLES), "GIL wait episode");
 out:

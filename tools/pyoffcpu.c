@@ -11,12 +11,8 @@
  * sched:sched_waking ends the blocked part) is kept apart from
  * time spent blocked. Same walker, naming and output as pyprofile.
  */
-#include <errno.h>
-#include <getopt.h>
 #include <linux/bpf.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "cli.h"
 #include "report/formats.h"
@@ -70,42 +66,20 @@ static const char usage_text[] =
 	"    ./pyoffcpu -H -p 185 10      # how long each blocking call took\n"
 	"    ./pyoffcpu -R -p 185 10      # include time waiting for a CPU\n";
 
-enum { OPT_FORMAT = 256, OPT_STACK_STORAGE, OPT_VERSION, OPT_EBPF, OPT_TOP };
+enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_TOP };
 
 struct options {
+	struct cli cli;
 	long long min_us, max_us;
-	int duration, stack_storage, top;
-	bool user_only, kernel_only, delimiter, verbose, ebpf, runnable, histogram;
-	enum report_format format;
-	const char *output;
-	pid_t tid;
+	int stack_storage, top;
+	bool user_only, kernel_only, delimiter, runnable, histogram;
 };
 
-static int parse_int(const char *s, int min, int max, int *out)
+static int own_option(int opt, const char *arg, void *ctx)
 {
-	long long v;
+	struct options *o = ctx;
 
-	if (cli_parse_int(s, min, max, &v) < 0)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
-
-static int parse_option(int c, struct options *o, struct tool_session *s)
-{
-	switch (c) {
-	case 'p':
-		if (cli_parse_pid_list(optarg, s->pids, SESSION_MAX_PIDS, &s->npids) < 0) {
-			fprintf(stderr, "pyoffcpu: invalid PID list: %s\n", optarg);
-			return -1;
-		}
-		return 0;
-	case 't':
-		if (cli_parse_pid(optarg, &o->tid) < 0) {
-			fprintf(stderr, "pyoffcpu: invalid TID: %s\n", optarg);
-			return -1;
-		}
-		return 0;
+	switch (opt) {
 	case 'u':
 		return 0;
 	case 'k':
@@ -120,8 +94,8 @@ static int parse_option(int c, struct options *o, struct tool_session *s)
 		return 0;
 	case 'm':
 	case 'M':
-		if (cli_parse_int(optarg, 0, (1LL << 40), c == 'm' ? &o->min_us : &o->max_us) < 0) {
-			fprintf(stderr, "pyoffcpu: invalid time in microseconds: %s\n", optarg);
+		if (cli_parse_int(arg, 0, (1LL << 40), opt == 'm' ? &o->min_us : &o->max_us) < 0) {
+			fprintf(stderr, "pyoffcpu: invalid time in microseconds: %s\n", arg);
 			return -1;
 		}
 		return 0;
@@ -129,7 +103,7 @@ static int parse_option(int c, struct options *o, struct tool_session *s)
 		o->runnable = true;
 		return 0;
 	case 'f':
-		o->format = REPORT_FOLDED;
+		o->cli.format = REPORT_FOLDED;
 		return 0;
 	case 'd':
 		o->delimiter = true;
@@ -138,49 +112,25 @@ static int parse_option(int c, struct options *o, struct tool_session *s)
 		o->histogram = true;
 		return 0;
 	case OPT_TOP:
-		if (parse_int(optarg, 1, 100000, &o->top) < 0) {
-			fprintf(stderr, "pyoffcpu: invalid --top: %s\n", optarg);
-			return -1;
-		}
-		return 0;
-	case 'o':
-		o->output = optarg;
-		return 0;
-	case OPT_FORMAT:
-		if (report_format_parse(optarg, &o->format) < 0) {
-			fprintf(stderr, "pyoffcpu: unknown format: %s\n", optarg);
+		if (cli_parse_small_int(arg, 1, 100000, &o->top) < 0) {
+			fprintf(stderr, "pyoffcpu: invalid --top: %s\n", arg);
 			return -1;
 		}
 		return 0;
 	case OPT_STACK_STORAGE:
-		if (parse_int(optarg, 16, 1 << 22, &o->stack_storage) < 0) {
-			fprintf(stderr, "pyoffcpu: invalid stack storage size: %s\n", optarg);
+		if (cli_parse_small_int(arg, 16, 1 << 22, &o->stack_storage) < 0) {
+			fprintf(stderr, "pyoffcpu: invalid stack storage size: %s\n", arg);
 			return -1;
 		}
 		return 0;
-	case 'v':
-		o->verbose = true;
-		return 0;
-	case 'h':
-		fputs(usage_text, stdout);
-		exit(0);
-	case OPT_VERSION:
-		cli_print_version("pyoffcpu");
-		exit(0);
-	case OPT_EBPF:
-		o->ebpf = true;
-		return 0;
 	default:
-		fputs(usage_text, stderr);
-		return -1;
+		return 1;
 	}
 }
 
 static int parse_args(int argc, char **argv, struct options *o, struct tool_session *s)
 {
 	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
 		{ "user-threads-only", no_argument, NULL, 'u' },
 		{ "kernel-threads-only", no_argument, NULL, 'k' },
 		{ "user-stacks-only", no_argument, NULL, 'U' },
@@ -192,34 +142,14 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 		{ "delimited", no_argument, NULL, 'd' },
 		{ "histogram", no_argument, NULL, 'H' },
 		{ "top", required_argument, NULL, OPT_TOP },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ "ebpf", no_argument, NULL, OPT_EBPF },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
 
-	while ((c = getopt_long(argc, argv, "p:t:ukUKm:M:RfdHo:vh", longopts, NULL)) != -1)
-		if (parse_option(c, o, s) < 0)
-			return -1;
-	if (optind < argc && parse_int(argv[optind++], 1, 1 << 30, &o->duration) < 0) {
-		fprintf(stderr, "pyoffcpu: invalid duration: %s\n", argv[optind - 1]);
+	if (cli_parse(&o->cli, s, argc, argv, "ukUKm:M:RfdH", longopts, own_option, o) < 0)
 		return -1;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "pyoffcpu: unexpected argument: %s\n", argv[optind]);
-		return -1;
-	}
 	if (o->user_only && o->kernel_only) {
 		fprintf(stderr, "pyoffcpu: -U and -K are mutually exclusive\n");
-		return -1;
-	}
-	if (o->tid && s->npids) {
-		fprintf(stderr, "pyoffcpu: -p and -t are mutually exclusive\n");
 		return -1;
 	}
 	if (o->min_us > o->max_us) {
@@ -231,27 +161,11 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 
 static void print_header(const struct options *o, const struct tool_session *s)
 {
-	printf("Tracing off-CPU time (us) of ");
-	if (o->tid) {
-		printf("TID %d", (int)o->tid);
-	} else if (s->npids) {
-		printf("PID");
-		for (size_t i = 0; i < s->npids; i++)
-			printf("%s%d", i ? "," : " ", (int)s->pids[i]);
-	} else {
-		printf("all Python processes");
-	}
-	if (o->histogram)
-		printf(" as histograms per Python stack");
-	else
-		printf(" by %s stack", o->user_only     ? "Python + native"
-				       : o->kernel_only ? "kernel"
-							: "Python + native + kernel");
-	if (o->duration)
-		printf(" for %d secs.\n", o->duration);
-	else
-		printf("... Hit Ctrl-C to end.\n");
-	fflush(stdout);
+	cli_print_header(stdout, &o->cli, s, "Tracing off-CPU time (us) of ",
+			 o->histogram	  ? " as histograms per Python stack"
+			 : o->user_only	  ? " by Python + native stack"
+			 : o->kernel_only ? " by kernel stack"
+					  : " by Python + native + kernel stack");
 }
 
 static int compile(struct tool_session *s, const struct options *o)
@@ -267,7 +181,7 @@ static int compile(struct tool_session *s, const struct options *o)
 	snprintf(d_kernel, sizeof(d_kernel), "-DKERNEL_STACKS=%d", !o->user_only);
 	snprintf(d_min, sizeof(d_min), "-DMIN_US=%lldULL", o->min_us);
 	snprintf(d_max, sizeof(d_max), "-DMAX_US=%lldULL", o->max_us);
-	snprintf(d_tid, sizeof(d_tid), "-DTHREAD_FILTER=%d", (int)o->tid);
+	snprintf(d_tid, sizeof(d_tid), "-DTHREAD_FILTER=%d", (int)o->cli.tid);
 	return session_compile(s, pyoffcpu_bpf_text, cflags, sizeof(cflags) / sizeof(*cflags));
 }
 
@@ -289,22 +203,22 @@ static void print_time_summary(const struct options *o, const struct report *rep
 int main(int argc, char **argv)
 {
 	struct options o = {
-		.max_us = 1LL << 40, .stack_storage = 16384, .top = 10, .format = REPORT_TEXT,
+		.cli = { .tool = "pyoffcpu", .usage = usage_text, .format = REPORT_TEXT },
+		.max_us = 1LL << 40, .stack_storage = 16384, .top = 10,
 	};
 	struct tool_session s = { .tool = "pyoffcpu" };
 	struct report rep;
 	int switch_fd, wakeup_fd, rc = 1;
-	FILE *out = stdout;
 
 	if (parse_args(argc, argv, &o, &s) < 0)
 		return 2;
-	if (o.ebpf) {
+	if (o.cli.ebpf) {
 		fputs(pyoffcpu_bpf_text, stdout);
 		return 0;
 	}
-	if (o.tid && session_target_thread(&s, o.tid) < 0)
+	if (o.cli.tid && session_target_thread(&s, o.cli.tid) < 0)
 		return 1;
-	s.verbose = o.verbose;
+	s.verbose = o.cli.verbose;
 	if (compile(&s, &o) < 0)
 		return 1;
 	s.pystacks_fd = bpfmod_table_fd(&s.bpf, "pystacks");
@@ -327,22 +241,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pyoffcpu: %s\n", s.bpf.err);
 		goto out;
 	}
-	if (o.output) {
-		out = fopen(o.output, "we");
-		if (!out) {
-			fprintf(stderr, "pyoffcpu: cannot write %s: %s\n", o.output, strerror(errno));
-			goto out;
-		}
-	}
-	if ((o.format == REPORT_TEXT && !o.histogram) || o.output || o.histogram)
+	if (cli_open_output(&o.cli) < 0)
+		goto out;
+	if ((o.cli.format == REPORT_TEXT && !o.histogram) || o.cli.output || o.histogram)
 		print_header(&o, &s);
 	s.filter = (struct stack_filter){ .user_stacks = !o.kernel_only,
 					  .kernel_stacks = !o.user_only,
-					  .only_tid = o.tid,
+					  .only_tid = o.cli.tid,
 					  .include_runnable = o.runnable,
 					  .only_kind = -1 };
-	session_run(&s, o.duration);
-	if (o.format == REPORT_TEXT && !o.output)
+	session_run(&s, o.cli.duration);
+	if (o.cli.format == REPORT_TEXT && !o.cli.output)
 		printf("\n");
 	report_init(&rep, o.delimiter);
 	session_collect(&s, &rep);
@@ -353,21 +262,19 @@ int main(int argc, char **argv)
 			.pystacks_fd = s.pystacks_fd,
 		};
 
-		rc = stack_hist_print(&s.col, &s.reg, &maps, PYB_KIND_BLOCKED, o.top, "us", out) < 0;
+		rc = stack_hist_print(&s.col, &s.reg, &maps, PYB_KIND_BLOCKED, o.top, "us", o.cli.out) < 0;
 	} else {
-		rc = report_write(&rep, o.format, out, "us", "pyoffcpu") < 0;
+		rc = report_write(&rep, o.cli.format, o.cli.out, "us", "pyoffcpu") < 0;
 	}
 	session_print_summary(&s, "switches off CPU");
 	print_time_summary(&o, &rep, &s);
-	if (o.verbose)
+	if (o.cli.verbose)
 		session_print_bpf_stats(&s, switch_fd, "sched_switch",
 					session_stat(&s, PYB_STAT_SAMPLES), "Python switch");
 	report_free(&rep);
-	if (out != stdout && fclose(out) != 0) {
-		fprintf(stderr, "pyoffcpu: writing %s failed: %s\n", o.output, strerror(errno));
-		rc = 1;
-	}
 out:
+	if (cli_close_output(&o.cli) < 0)
+		rc = 1;
 	session_close(&s);
 	return rc;
 }

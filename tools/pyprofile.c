@@ -9,12 +9,8 @@
  * combination in kernel. User space names code objects while processes
  * live, merges the stacks and prints them like bcc's profile(8).
  */
-#include <errno.h>
-#include <getopt.h>
 #include <linux/bpf.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "cli.h"
 #include "report/formats.h"
@@ -55,125 +51,64 @@ static const char usage_text[] =
 	"    ./pyprofile -p 185 -o cpu.svg --format svg 10   # write a flame graph\n"
 	"    ./pyprofile -U -p 185        # Python and native frames, no kernel frames\n";
 
-enum { OPT_FORMAT = 256, OPT_STACK_STORAGE, OPT_VERSION, OPT_EBPF };
+enum { OPT_STACK_STORAGE = CLI_OPT_OWN };
 
 struct options {
-	int freq, duration, stack_storage;
-	bool user_only, kernel_only, delimiter, verbose, ebpf;
-	enum report_format format;
-	const char *output;
-	pid_t tid;
+	struct cli cli;
+	int freq, stack_storage;
+	bool user_only, kernel_only, delimiter;
 };
 
-static int parse_int(const char *s, int min, int max, int *out)
+static int own_option(int opt, const char *arg, void *ctx)
 {
-	long long v;
+	struct options *o = ctx;
 
-	if (cli_parse_int(s, min, max, &v) < 0)
-		return -1;
-	*out = (int)v;
-	return 0;
+	switch (opt) {
+	case 'F':
+		if (cli_parse_small_int(arg, 1, 100000, &o->freq) < 0) {
+			fprintf(stderr, "pyprofile: invalid frequency: %s\n", arg);
+			return -1;
+		}
+		return 0;
+	case 'f':
+		o->cli.format = REPORT_FOLDED;
+		return 0;
+	case 'd':
+		o->delimiter = true;
+		return 0;
+	case 'U':
+		o->user_only = true;
+		return 0;
+	case 'K':
+		o->kernel_only = true;
+		return 0;
+	case OPT_STACK_STORAGE:
+		if (cli_parse_small_int(arg, 16, 1 << 22, &o->stack_storage) < 0) {
+			fprintf(stderr, "pyprofile: invalid stack storage size: %s\n", arg);
+			return -1;
+		}
+		return 0;
+	default:
+		return 1;
+	}
 }
 
 static int parse_args(int argc, char **argv, struct options *o, struct tool_session *s)
 {
 	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
 		{ "frequency", required_argument, NULL, 'F' },
 		{ "folded", no_argument, NULL, 'f' },
 		{ "delimited", no_argument, NULL, 'd' },
 		{ "user-stacks-only", no_argument, NULL, 'U' },
 		{ "kernel-stacks-only", no_argument, NULL, 'K' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ "ebpf", no_argument, NULL, OPT_EBPF },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
 
-	while ((c = getopt_long(argc, argv, "p:t:F:fdUKo:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (cli_parse_pid_list(optarg, s->pids, SESSION_MAX_PIDS, &s->npids) < 0) {
-				fprintf(stderr, "pyprofile: invalid PID list: %s\n", optarg);
-				return -1;
-			}
-			break;
-		case 't':
-			if (cli_parse_pid(optarg, &o->tid) < 0) {
-				fprintf(stderr, "pyprofile: invalid TID: %s\n", optarg);
-				return -1;
-			}
-			break;
-		case 'F':
-			if (parse_int(optarg, 1, 100000, &o->freq) < 0) {
-				fprintf(stderr, "pyprofile: invalid frequency: %s\n", optarg);
-				return -1;
-			}
-			break;
-		case 'f':
-			o->format = REPORT_FOLDED;
-			break;
-		case 'd':
-			o->delimiter = true;
-			break;
-		case 'U':
-			o->user_only = true;
-			break;
-		case 'K':
-			o->kernel_only = true;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case OPT_FORMAT:
-			if (report_format_parse(optarg, &o->format) < 0) {
-				fprintf(stderr, "pyprofile: unknown format: %s\n", optarg);
-				return -1;
-			}
-			break;
-		case OPT_STACK_STORAGE:
-			if (parse_int(optarg, 16, 1 << 22, &o->stack_storage) < 0) {
-				fprintf(stderr, "pyprofile: invalid stack storage size: %s\n", optarg);
-				return -1;
-			}
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			exit(0);
-		case OPT_VERSION:
-			cli_print_version("pyprofile");
-			exit(0);
-		case OPT_EBPF:
-			o->ebpf = true;
-			break;
-		default:
-			fputs(usage_text, stderr);
-			return -1;
-		}
-	}
-	if (optind < argc && parse_int(argv[optind++], 1, 1 << 30, &o->duration) < 0) {
-		fprintf(stderr, "pyprofile: invalid duration: %s\n", argv[optind - 1]);
+	if (cli_parse(&o->cli, s, argc, argv, "F:fdUK", longopts, own_option, o) < 0)
 		return -1;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "pyprofile: unexpected argument: %s\n", argv[optind]);
-		return -1;
-	}
 	if (o->user_only && o->kernel_only) {
 		fprintf(stderr, "pyprofile: -U and -K are mutually exclusive\n");
-		return -1;
-	}
-	if (o->tid && s->npids) {
-		fprintf(stderr, "pyprofile: -p and -t are mutually exclusive\n");
 		return -1;
 	}
 	return 0;
@@ -181,44 +116,35 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 
 static void print_header(const struct options *o, const struct tool_session *s)
 {
-	printf("Sampling at %d Hertz of ", o->freq);
-	if (o->tid) {
-		printf("TID %d", (int)o->tid);
-	} else if (s->npids) {
-		printf("PID");
-		for (size_t i = 0; i < s->npids; i++)
-			printf("%s%d", i ? "," : " ", (int)s->pids[i]);
-	} else {
-		printf("all Python processes");
-	}
-	printf(" by %s stack", o->user_only     ? "Python + native"
-			       : o->kernel_only ? "kernel"
-						: "Python + native + kernel");
-	if (o->duration)
-		printf(" for %d secs.\n", o->duration);
-	else
-		printf("... Hit Ctrl-C to end.\n");
-	fflush(stdout);
+	char before[48];
+
+	snprintf(before, sizeof(before), "Sampling at %d Hertz of ", o->freq);
+	cli_print_header(stdout, &o->cli, s, before,
+			 o->user_only	  ? " by Python + native stack"
+			 : o->kernel_only ? " by kernel stack"
+					  : " by Python + native + kernel stack");
 }
 
 int main(int argc, char **argv)
 {
-	struct options o = { .freq = 49, .stack_storage = 16384, .format = REPORT_TEXT };
+	struct options o = {
+		.cli = { .tool = "pyprofile", .usage = usage_text, .format = REPORT_TEXT },
+		.freq = 49, .stack_storage = 16384,
+	};
 	struct tool_session s = { .tool = "pyprofile" };
 	struct report rep;
 	char d_stack[48], d_user[24], d_kernel[24];
 	const char *cflags[8];
 	int nflags = 0, sample_fd, rc = 1;
-	FILE *out = stdout;
 
 	if (parse_args(argc, argv, &o, &s) < 0)
 		return 2;
-	if (o.ebpf) {
+	if (o.cli.ebpf) {
 		fputs(pyprofile_bpf_text, stdout);
 		return 0;
 	}
 	/* -t: profile the thread's process, report that thread only */
-	if (o.tid && session_target_thread(&s, o.tid) < 0)
+	if (o.cli.tid && session_target_thread(&s, o.cli.tid) < 0)
 		return 1;
 	snprintf(d_stack, sizeof(d_stack), "-DSTACK_STORAGE_SIZE=%d", o.stack_storage);
 	snprintf(d_user, sizeof(d_user), "-DUSER_STACKS=%d", !o.kernel_only);
@@ -228,7 +154,7 @@ int main(int argc, char **argv)
 	cflags[nflags++] = d_kernel;
 	cflags[nflags++] = "-DPYSTACKS_SIZE=65536";
 	cflags[nflags++] = "-DCOUNTS_SIZE=65536";
-	s.verbose = o.verbose;
+	s.verbose = o.cli.verbose;
 	if (session_compile(&s, pyprofile_bpf_text, cflags, nflags) < 0)
 		return 1;
 	s.pystacks_fd = bpfmod_table_fd(&s.bpf, "pystacks");
@@ -247,37 +173,30 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pyprofile: %s\n", s.bpf.err);
 		goto out;
 	}
-	if (o.output) {
-		out = fopen(o.output, "we");
-		if (!out) {
-			fprintf(stderr, "pyprofile: cannot write %s: %s\n", o.output, strerror(errno));
-			goto out;
-		}
-	}
+	if (cli_open_output(&o.cli) < 0)
+		goto out;
 	/* the header goes to stdout unless stdout carries a non-text report */
-	if (o.format == REPORT_TEXT || o.output)
+	if (o.cli.format == REPORT_TEXT || o.cli.output)
 		print_header(&o, &s);
 	s.filter = (struct stack_filter){ .user_stacks = !o.kernel_only,
 					  .kernel_stacks = !o.user_only,
-					  .only_tid = o.tid,
+					  .only_tid = o.cli.tid,
 					  .only_kind = -1 };
-	session_run(&s, o.duration);
-	if (o.format == REPORT_TEXT && !o.output)
+	session_run(&s, o.cli.duration);
+	if (o.cli.format == REPORT_TEXT && !o.cli.output)
 		printf("\n");
 	report_init(&rep, o.delimiter);
 	rep.period_ns = 1000000000ull / (unsigned)o.freq;
 	session_collect(&s, &rep);
-	rc = report_write(&rep, o.format, out, "samples", "pyprofile") < 0;
+	rc = report_write(&rep, o.cli.format, o.cli.out, "samples", "pyprofile") < 0;
 	session_print_summary(&s, "samples");
-	if (o.verbose)
+	if (o.cli.verbose)
 		session_print_bpf_stats(&s, sample_fd, "sampling", session_stat(&s, PYB_STAT_SAMPLES),
 					"Python sample");
 	report_free(&rep);
-	if (out != stdout && fclose(out) != 0) {
-		fprintf(stderr, "pyprofile: writing %s failed: %s\n", o.output, strerror(errno));
-		rc = 1;
-	}
 out:
+	if (cli_close_output(&o.cli) < 0)
+		rc = 1;
 	session_close(&s);
 	return rc;
 }
