@@ -109,6 +109,13 @@ struct code_name *code_names_get(struct code_names *c, struct py_process *p, uin
 	return e;
 }
 
+int code_name_line(const struct code_name *e, int64_t instr_offset)
+{
+	return e->linetable ? linetable_line(e->line_format, e->linetable, e->linetable_len,
+					     e->firstlineno, instr_offset)
+			    : LINE_UNKNOWN;
+}
+
 void code_name_format(const struct code_name *e, int64_t instr_offset, char *buf, size_t len)
 {
 	int line;
@@ -117,9 +124,7 @@ void code_name_format(const struct code_name *e, int64_t instr_offset, char *buf
 		snprintf(buf, len, "[unknown code 0x%llx]", e ? (unsigned long long)e->code : 0ULL);
 		return;
 	}
-	line = e->linetable ? linetable_line(e->line_format, e->linetable, e->linetable_len,
-					     e->firstlineno, instr_offset)
-			    : LINE_UNKNOWN;
+	line = code_name_line(e, instr_offset);
 	if (line >= 0)
 		snprintf(buf, len, "%s (%s:%d)", e->name, e->filename, line);
 	else

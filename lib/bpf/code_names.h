@@ -52,6 +52,10 @@ struct code_name *code_names_get(struct code_names *c, struct py_process *p, uin
 struct code_name *code_names_find(struct code_names *c, pid_t pid, uint64_t code,
 				  uint64_t ident);
 
+/* The line running at byte offset instr_offset into the bytecode, or
+ * LINE_UNKNOWN (cpython/linetable.h). */
+int code_name_line(const struct code_name *e, int64_t instr_offset);
+
 /* "qualname (file:line)"; line from the byte offset into the bytecode. */
 void code_name_format(const struct code_name *e, int64_t instr_offset, char *buf, size_t len);
 

@@ -7,18 +7,45 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sys/mapped_files.h"
 #include "sys/proc_maps.h"
 #include "bpf_c/py_abi.h"
 
 #define MAX_NATIVE 127 /* kernel perf_event_max_stack default */
-#define FRAME_MAX 1400
 
 void stack_collector_free(struct stack_collector *c)
 {
+	for (size_t i = 0; i < c->nmaps; i++)
+		mapped_files_free(&c->maps[i]);
+	free(c->maps);
 	free(c->seen);
 	if (c->ksyms)
 		bcc_free_symcache(c->ksyms, -1);
 	memset(c, 0, sizeof(*c));
+}
+
+/*
+ * The executable mappings of pid, read on first use (a process that is gone
+ * by then has none: its native frames keep their names but not their
+ * files). NULL if they cannot be had.
+ */
+static struct mapped_files *stack_collector_maps(struct stack_collector *c, pid_t pid)
+{
+	struct mapped_files *v;
+
+	for (size_t i = 0; i < c->nmaps; i++)
+		if (c->maps[i].pid == pid)
+			return c->maps[i].loaded ? &c->maps[i] : NULL;
+	v = realloc(c->maps, (c->nmaps + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	c->maps = v;
+	v = &c->maps[c->nmaps++];
+	if (mapped_files_load(v, pid) < 0) {
+		v->pid = pid; /* remembered: not tried again */
+		return NULL;
+	}
+	return v;
 }
 
 /* Open-addressing set of drained pystack keys (0 is never a key). */
@@ -68,6 +95,8 @@ static void name_stack(struct stack_collector *c, struct py_registry *reg, int p
 	t = registry_find(reg, (pid_t)st->pid);
 	if (!t || t->state != TARGET_ACTIVE)
 		return;
+	if (t->native_syms)
+		stack_collector_maps(c, t->pid); /* while it lives */
 	for (uint32_t i = 0; i < st->len && i < PYB_MAX_FRAMES; i++) {
 		struct pyb_named_key k = { .pid = st->pid,
 					   .code = st->frames[i].code,
@@ -110,39 +139,41 @@ void stack_collector_drain(struct stack_collector *c, struct py_registry *reg, i
 	free(st);
 }
 
-/* Growing list of frame names, leaf first while it is built. */
+/* Growing list of frames (indices into the report's frames), leaf first
+ * while it is built. */
 struct frame_list {
-	char **v;
+	uint32_t *v;
 	int n, cap;
+	struct report *rep; /* where the frames are interned */
 };
 
-static void frames_push(struct frame_list *l, const char *name)
+static void frames_push(struct frame_list *l, const struct report_frame *f)
 {
-	char *copy;
+	long idx;
 
 	if (l->n == l->cap) {
 		int cap = l->cap ? l->cap * 2 : 64;
-		char **v = realloc(l->v, (size_t)cap * sizeof(*v));
+		uint32_t *v = realloc(l->v, (size_t)cap * sizeof(*v));
 
 		if (!v)
 			return;
 		l->v = v;
 		l->cap = cap;
 	}
-	copy = strdup(name);
-	if (!copy)
-		return;
-	/* ';' separates frames in folded output: never inside a name */
-	for (char *p = copy; *p; p++)
-		if (*p == ';' || *p == '\n')
-			*p = ':';
-	l->v[l->n++] = copy;
+	idx = report_intern_frame(l->rep, f);
+	if (idx >= 0)
+		l->v[l->n++] = (uint32_t)idx;
+}
+
+static void frames_push_marker(struct frame_list *l, const char *text)
+{
+	struct report_frame f = { .kind = REPORT_FRAME_MARKER, .name = text };
+
+	frames_push(l, &f);
 }
 
 static void frames_clear(struct frame_list *l)
 {
-	for (int i = 0; i < l->n; i++)
-		free(l->v[i]);
 	l->n = 0;
 }
 
@@ -150,27 +181,49 @@ static void push_python(struct stack_collector *c, struct py_registry *reg, pid_
 			const struct pyb_frame *f, struct frame_list *out)
 {
 	struct code_name *e = code_names_find(&reg->names, pid, f->code, f->ident);
-	char buf[FRAME_MAX];
+	struct report_frame rf = { .kind = REPORT_FRAME_PYTHON, .line = REPORT_LINE_UNKNOWN };
+	char unknown[48];
 
-	if (!e || !e->resolved)
+	if (!e || !e->resolved) {
 		c->unknown_code++;
-	if (e)
-		code_name_format(e, f->instr_offset, buf, sizeof(buf));
-	else
-		snprintf(buf, sizeof(buf), "[unknown code 0x%llx]", (unsigned long long)f->code);
-	frames_push(out, buf);
+		snprintf(unknown, sizeof(unknown), "[unknown code 0x%llx]",
+			 (unsigned long long)f->code);
+		rf.name = unknown;
+	} else {
+		int line = code_name_line(e, f->instr_offset);
+
+		rf.name = e->name;
+		rf.file = e->filename;
+		rf.line = line >= 0 ? line : REPORT_LINE_UNKNOWN;
+		rf.first_line = e->firstlineno > 0 ? e->firstlineno : 0;
+	}
+	frames_push(out, &rf);
 }
 
-static void native_name(void *syms, uint64_t ip, char *buf, size_t len)
+/* A native frame of target t: its symbol if known, and always where it
+ * comes from (file, offset, build-id), so a symbolizer can name it later. */
+static void push_native(struct stack_collector *c, struct py_target *t, uint64_t ip,
+			struct frame_list *out)
 {
+	struct report_frame rf = { .kind = REPORT_FRAME_NATIVE, .addr = ip };
+	struct mapped_file_addr where;
+	struct mapped_files *mf = stack_collector_maps(c, t->pid);
 	struct bcc_symbol sym;
+	bool named = bcc_symcache_resolve(t->native_syms, ip, &sym) == 0;
 
-	if (syms && bcc_symcache_resolve(syms, ip, &sym) == 0) {
-		snprintf(buf, len, "%s", sym.demangle_name);
-		bcc_symbol_free_demangle_name(&sym);
-		return;
+	if (named)
+		rf.name = sym.demangle_name;
+	if (mf && mapped_files_find(mf, ip, &where) == 0) {
+		rf.module = where.path;
+		rf.build_id = where.build_id;
+		rf.offset = where.file_offset;
+		rf.map_start = where.start;
+		rf.map_end = where.end;
+		rf.map_offset = where.offset;
 	}
-	snprintf(buf, len, "[unknown]");
+	frames_push(out, &rf);
+	if (named)
+		bcc_symbol_free_demangle_name(&sym);
 }
 
 /*
@@ -224,7 +277,6 @@ static void build_user(struct stack_collector *c, struct py_registry *reg, struc
 	}
 	if (t && t->native_syms && nips > 0) {
 		for (int i = 0; i < nips; i++) {
-			char buf[FRAME_MAX];
 			bool eval = py_process_in_eval(&t->proc, ips[i]);
 
 			if (eval && next < len) {
@@ -235,16 +287,15 @@ static void build_user(struct stack_collector *c, struct py_registry *reg, struc
 					 next < len);
 				continue;
 			}
-			native_name(t->native_syms, ips[i], buf, sizeof(buf));
-			frames_push(out, buf);
+			push_native(c, t, ips[i], out);
 		}
 	}
 	for (; next < len; next++)
 		push_python(c, reg, t ? t->pid : (pid_t)st->pid, &st->frames[next], out);
 	if (st && (st->flags & PYB_STACK_TRUNCATED))
-		frames_push(out, "[truncated]");
+		frames_push_marker(out, "[truncated]");
 	if (st && (st->flags & PYB_STACK_READ_ERROR))
-		frames_push(out, "[unreadable frame]");
+		frames_push_marker(out, "[unreadable frame]");
 }
 
 static int read_stack(int fd, int32_t id, uint64_t *ips)
@@ -262,31 +313,32 @@ static int read_stack(int fd, int32_t id, uint64_t *ips)
 static int add_row(struct report *out, const struct pyb_count_key *k, struct frame_list *user,
 		   struct frame_list *kernel, const char *leaf_marker, uint64_t value)
 {
-	size_t len = 1 + (leaf_marker ? strlen(leaf_marker) + 1 : 0);
-	char *s, *p, comm[16];
+	int n = 0, rc;
+	uint32_t *v = malloc((size_t)(user->n + kernel->n + 1) * sizeof(*v));
+	char comm[16];
 
-	for (int i = 0; i < user->n; i++)
-		len += strlen(user->v[i]) + 1;
-	for (int i = 0; i < kernel->n; i++)
-		len += strlen(kernel->v[i]) + 5;
-	s = malloc(len);
-	if (!s)
+	if (!v)
 		return -1;
-	p = s;
 	/* root first: user frames from the outermost, then kernel frames */
 	for (int i = user->n - 1; i >= 0; i--)
-		p += sprintf(p, "%s%s", p == s ? "" : ";", user->v[i]);
+		v[n++] = user->v[i];
 	for (int i = kernel->n - 1; i >= 0; i--)
-		p += sprintf(p, "%s%s_[k]", p == s ? "" : ";", kernel->v[i]);
-	if (leaf_marker)
-		p += sprintf(p, "%s%s", p == s ? "" : ";", leaf_marker);
-	*p = '\0';
+		v[n++] = kernel->v[i];
+	if (leaf_marker) {
+		long m = report_intern_marker(out, leaf_marker);
+
+		if (m >= 0)
+			v[n++] = (uint32_t)m;
+	}
 	memcpy(comm, k->comm, sizeof(comm));
 	comm[sizeof(comm) - 1] = '\0';
 	/* BPF could not name another thread (pygil's holders): ask /proc */
 	if (!comm[0] && proc_comm((pid_t)k->pid, (pid_t)k->tid, comm, sizeof(comm)) < 0)
 		snprintf(comm, sizeof(comm), "?");
-	return report_add_row(out, (pid_t)k->pid, comm, s, user->n, kernel->n, value);
+	rc = report_add_row(out, (pid_t)k->pid, (pid_t)k->tid, comm, v, n, user->n, kernel->n,
+			    value);
+	free(v);
+	return rc;
 }
 
 int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
@@ -295,7 +347,7 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 {
 	struct pyb_count_key key, next;
 	struct pyb_stack *st = malloc(sizeof(*st)), *raw = malloc(sizeof(*raw));
-	struct frame_list user = { 0 }, kernel = { 0 };
+	struct frame_list user = { .rep = out }, kernel = { .rep = out };
 	uint64_t ips[MAX_NATIVE];
 	bool first = true;
 
@@ -344,27 +396,29 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 		/* never an empty row: a thread state without frames (a thread
 		 * starting or ending, an interpreter starting) is marked too */
 		if (user.n == 0)
-			frames_push(&user, key.pystack && !have_py ? "[lost Python stack]"
-								   : "[no Python frames]");
+			frames_push_marker(&user, key.pystack && !have_py ? "[lost Python stack]"
+									  : "[no Python frames]");
 		if (f->kernel_stacks) {
 			n = read_stack(maps->stacks_fd, key.kernel_stack, ips);
 			for (int i = 0; i < n; i++) {
+				struct report_frame kf = { .kind = REPORT_FRAME_KERNEL,
+							   .addr = ips[i] };
 				struct bcc_symbol sym;
 
 				if (c->ksyms && bcc_symcache_resolve_no_demangle(c->ksyms, ips[i],
 										   &sym) == 0)
-					frames_push(&kernel, sym.name);
-				else
-					frames_push(&kernel, "[unknown]");
+					kf.name = sym.name;
+				frames_push(&kernel, &kf);
 			}
 			/* -EFAULT: sampled in user mode, there is no kernel stack */
 			if (n < 0 && key.kernel_stack != -EFAULT)
 				c->missed_kernel += value;
 		}
 		add_row(out, &key, &user, &kernel, runnable ? RUNNABLE_MARKER : NULL, value);
+		if (!report_find_proc(out, (pid_t)key.pid))
+			report_set_proc(out, (pid_t)key.pid, t ? t->proc.comm : NULL,
+					t ? t->proc.version_str : NULL);
 	}
-	frames_clear(&user);
-	frames_clear(&kernel);
 	free(user.v);
 	free(kernel.v);
 	free(st);
@@ -378,24 +432,25 @@ int stack_collector_python_label(struct stack_collector *c, struct py_registry *
 				 const char *sep, char *buf, size_t len)
 {
 	struct pyb_stack *raw = malloc(sizeof(*raw)), *st = malloc(sizeof(*st));
-	struct frame_list names = { 0 };
+	struct report names;
+	struct frame_list list = { .rep = &names };
 	uint64_t unknown = c->unknown_code; /* labels do not count twice */
 	size_t used = 0;
 	int rc = -1;
 
+	report_init(&names, false);
 	if (len)
 		buf[0] = '\0';
 	if (!raw || !st || bpf_lookup_elem(pystacks_fd, &pystack, raw) < 0)
 		goto out;
 	strip_shims(raw, st);
 	for (uint32_t i = 0; i < st->len && (int)i < max_frames; i++)
-		push_python(c, reg, (pid_t)st->pid, &st->frames[i], &names);
-	for (int i = 0; i < names.n && used < len; i++) {
-		int w = snprintf(buf + used, len - used, "%s%s", i ? sep : "", names.v[i]);
-
-		if (w < 0)
-			break;
-		used += (size_t)w;
+		push_python(c, reg, (pid_t)st->pid, &st->frames[i], &list);
+	for (int i = 0; i < list.n && used < len; i++) {
+		used += (size_t)snprintf(buf + used, len - used, "%s", i ? sep : "");
+		if (used < len)
+			used += report_frame_label(&names.frames[list.v[i]], buf + used,
+						   len - used);
 	}
 	if ((int)st->len > max_frames && used < len)
 		snprintf(buf + used, len - used, "%s...", sep);
@@ -404,8 +459,8 @@ int stack_collector_python_label(struct stack_collector *c, struct py_registry *
 	rc = 0;
 out:
 	c->unknown_code = unknown;
-	frames_clear(&names);
-	free(names.v);
+	free(list.v);
+	report_free(&names);
 	free(raw);
 	free(st);
 	return rc;

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "bpf/registry.h"
+#include "sys/mapped_files.h"
 #include "report/rows.h"
 
 /* Naming state kept over a run, and what could not be shown. */
@@ -25,6 +26,10 @@ struct stack_collector {
 	size_t seen_cap, seen_n;
 	uint64_t missed_user, missed_kernel, unknown_code;
 	uint64_t native_unplaced; /* value of stacks whose native frames could not be placed */
+	/* the executable mappings of processes with native frames, read while
+	 * they live, to say where each native frame comes from */
+	struct mapped_files *maps;
+	size_t nmaps;
 };
 
 /* Which counts become rows, and with which frames. */

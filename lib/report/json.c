@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "report/json.h"
 
-void json_write_string(FILE *out, const char *s)
+void json_write_raw(FILE *out, const char *s)
 {
-	fputc('"', out);
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 
@@ -14,5 +13,11 @@ void json_write_string(FILE *out, const char *s)
 		else
 			fputc(c, out);
 	}
+}
+
+void json_write_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	json_write_raw(out, s);
 	fputc('"', out);
 }

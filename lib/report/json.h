@@ -8,4 +8,7 @@
 /* Writes s as a JSON string literal (quotes included). */
 void json_write_string(FILE *out, const char *s);
 
+/* The same without the quotes (to build one string from pieces). */
+void json_write_raw(FILE *out, const char *s);
+
 #endif

@@ -2,11 +2,25 @@
 /*
  * pprof's profile.proto, gzipped, as go tool pprof, Pyroscope and Parca
  * read it. Encoding is libprotobuf-c's (code generated from
- * lib/pprof/profile.proto), compression zlib's.
+ * lib/report/pprof/profile.proto), compression zlib's.
  *
- * Each distinct frame becomes a Location with one Line; functions are
- * (name, file) pairs so one Python function is one pprof function whatever
- * line it was at. Samples carry the process id and thread name as labels.
+ * Every frame of the report is one Location:
+ *  - Python: no mapping and no address (there is no machine code to look
+ *    up), one Line of the function (qualname, file; start_line is the def)
+ *  - native: its address in the process, under a Mapping of the file it
+ *    came from (start, limit, file offset, path, build-id), so a back end
+ *    can symbolize it again; named frames also carry a Line. Unnamed ones
+ *    carry none and stay apart by their address.
+ *  - kernel: its address under one "[kernel.kallsyms]" mapping
+ *  - markers ("[truncated]", ...): a Line of a function of that name
+ *
+ * Readers simplify names that look like demangled C++ ("<module>" would
+ * lose its "<...>") unless a function's system_name differs from its name:
+ * Python and marker functions have an empty system_name, so their names
+ * come out as written.
+ *
+ * Samples carry the labels pid, thread, thread_name, comm and
+ * python_version (strings, as Pyroscope and Parca index them).
  */
 #include "report/pprof.h"
 
@@ -24,28 +38,31 @@ typedef Perftools__Profiles__Label Label;
 typedef Perftools__Profiles__Location Location;
 typedef Perftools__Profiles__Line Line;
 typedef Perftools__Profiles__Function Function;
+typedef Perftools__Profiles__Mapping Mapping;
+
+#define KERNEL_MAPPING "[kernel.kallsyms]"
+#define LABELS_PER_SAMPLE 5
 
 struct pprof_build {
-	struct string_table strings, frames, functions;
+	struct string_table strings, function_keys, mapping_keys;
 	Profile profile;
 	ValueType types[2], period_type;
 	ValueType *type_ptrs[2];
-	Perftools__Profiles__Mapping mapping;
-	Perftools__Profiles__Mapping *mapping_ptr;
 	Location *locations;
+	Location **location_ptrs;
 	Line *lines;
 	Line **line_ptrs;
-	Location **location_ptrs;
 	Function *funcs;
 	Function **func_ptrs;
-	size_t nfuncs, cap_funcs;
+	Mapping *mappings;
+	Mapping **mapping_ptrs;
+	bool *mapping_unnamed; /* a location of the mapping has no function */
 	Sample *samples;
 	Sample **sample_ptrs;
 	Label *labels;
 	Label **label_ptrs;
 	uint64_t *location_ids;
 	int64_t *values;
-	uint64_t period_ns_value;
 };
 
 static int64_t str_index(struct pprof_build *b, const char *s)
@@ -53,133 +70,155 @@ static int64_t str_index(struct pprof_build *b, const char *s)
 	return string_table_intern(&b->strings, s, strlen(s));
 }
 
-/*
- * "qualname (file:line)" -> name, file, line; "name_[k]" -> name, kernel;
- * anything else is a name alone.
- */
-static void split_frame(const char *frame, size_t len, char *name, size_t name_len,
-			char *file, size_t file_len, long *line)
+/* Id (1-based) of the function (kind, name, file); -1 out of memory. */
+static int64_t function_id(struct pprof_build *b, const struct report_frame *f)
 {
-	const char *open = NULL, *colon = NULL;
+	const char *name = report_frame_name(f), *file = f->file ? f->file : "";
+	size_t nlen = strlen(name), flen = strlen(file);
+	char *key = malloc(nlen + flen + 3);
+	long idx;
 
-	*line = 0;
-	file[0] = '\0';
-	if (len > 2 && frame[len - 1] == ')') {
-		for (const char *p = frame + len - 1; p > frame; p--)
-			if (*p == '(' && p[-1] == ' ') {
-				open = p;
-				break;
-			}
-		for (const char *p = frame + len - 1; open && p > open; p--)
-			if (*p == ':') {
-				colon = p;
-				break;
-			}
-	}
-	if (open && colon) {
-		snprintf(name, name_len, "%.*s", (int)(open - 1 - frame), frame);
-		snprintf(file, file_len, "%.*s", (int)(colon - open - 1), open + 1);
-		*line = strtol(colon + 1, NULL, 10);
-	} else if (len > 4 && memcmp(frame + len - 4, "_[k]", 4) == 0) {
-		snprintf(name, name_len, "%.*s", (int)(len - 4), frame);
-		snprintf(file, file_len, "[kernel]");
-	} else {
-		snprintf(name, name_len, "%.*s", (int)len, frame);
-	}
-}
-
-/* Function id (1-based) of (name, file). */
-static int64_t function_id(struct pprof_build *b, const char *name, const char *file, long line)
-{
-	char key[2400];
-	int n = snprintf(key, sizeof(key), "%s%c%s", name, '\0', file);
-	long idx = string_table_intern(&b->functions, key, (size_t)n < sizeof(key) ? (size_t)n : sizeof(key) - 1);
-
+	if (!key)
+		return -1;
+	key[0] = (char)('0' + f->kind);
+	memcpy(key + 1, name, nlen + 1);
+	memcpy(key + 2 + nlen, file, flen);
+	idx = string_table_intern(&b->function_keys, key, nlen + flen + 2);
+	free(key);
 	if (idx < 0)
 		return -1;
-	if ((size_t)idx == b->nfuncs) {
-		Function *f;
+	if ((size_t)idx == b->profile.n_function) { /* new */
+		Function *fn = &b->funcs[idx];
 
-		if (b->nfuncs == b->cap_funcs) {
-			size_t cap = b->cap_funcs ? b->cap_funcs * 2 : 256;
-			Function *v = realloc(b->funcs, cap * sizeof(*v));
-
-			if (!v)
-				return -1;
-			b->funcs = v;
-			b->cap_funcs = cap;
-		}
-		f = &b->funcs[b->nfuncs++];
-		perftools__profiles__function__init(f);
-		f->id = (uint64_t)idx + 1;
-		f->name = str_index(b, name);
-		f->system_name = f->name;
-		f->filename = str_index(b, file);
-		f->start_line = line; /* the first line seen: the best we know */
+		perftools__profiles__function__init(fn);
+		fn->id = (uint64_t)idx + 1;
+		fn->name = str_index(b, name);
+		/* empty for Python and markers: "already demangled" (see top) */
+		fn->system_name = f->kind == REPORT_FRAME_NATIVE || f->kind == REPORT_FRAME_KERNEL
+					  ? fn->name
+					  : 0;
+		fn->filename = str_index(b, file);
+		fn->start_line = f->kind == REPORT_FRAME_PYTHON ? f->first_line : 0;
+		b->func_ptrs[idx] = fn;
+		b->profile.n_function++;
 	}
 	return idx + 1;
 }
 
-static int add_frames(struct pprof_build *b, const struct report *rep)
+/* Id (1-based) of the mapping frame f lies in; 0 for Python and markers. */
+static uint64_t mapping_id(struct pprof_build *b, const struct report_frame *f)
 {
-	for (size_t i = 0; i < rep->n; i++) {
-		const char *p = rep->rows[i].frames;
+	char key[1200];
+	int n;
+	long idx;
 
-		while (*p) {
-			const char *end = strchr(p, ';');
-			size_t len = end ? (size_t)(end - p) : strlen(p);
+	if (f->kind == REPORT_FRAME_KERNEL)
+		n = snprintf(key, sizeof(key), "k");
+	else if (f->kind == REPORT_FRAME_NATIVE && f->module)
+		n = snprintf(key, sizeof(key), "n%llx-%llx@%llx %s %s",
+			     (unsigned long long)f->map_start, (unsigned long long)f->map_end,
+			     (unsigned long long)f->map_offset, f->build_id ? f->build_id : "",
+			     f->module);
+	else if (f->kind == REPORT_FRAME_NATIVE)
+		n = snprintf(key, sizeof(key), "?"); /* native, file not known */
+	else
+		return 0;
+	idx = string_table_intern(&b->mapping_keys, key,
+				  (size_t)n < sizeof(key) ? (size_t)n : sizeof(key) - 1);
+	if (idx < 0)
+		return 0;
+	if ((size_t)idx == b->profile.n_mapping) { /* new */
+		Mapping *m = &b->mappings[idx];
 
-			if (string_table_intern(&b->frames, p, len) < 0)
-				return -1;
-			p += len + (end != NULL);
+		perftools__profiles__mapping__init(m);
+		m->id = (uint64_t)idx + 1;
+		if (f->kind == REPORT_FRAME_KERNEL) {
+			m->filename = str_index(b, KERNEL_MAPPING);
+		} else if (f->module) {
+			m->memory_start = f->map_start;
+			m->memory_limit = f->map_end;
+			m->file_offset = f->map_offset;
+			m->filename = str_index(b, f->module);
+			m->build_id = f->build_id ? str_index(b, f->build_id) : 0;
+		} else {
+			m->filename = str_index(b, "[unknown]");
 		}
+		b->mapping_ptrs[idx] = m;
+		b->profile.n_mapping++;
 	}
-	b->locations = calloc(b->frames.n + 1, sizeof(*b->locations));
-	b->lines = calloc(b->frames.n + 1, sizeof(*b->lines));
-	b->line_ptrs = calloc(b->frames.n + 1, sizeof(*b->line_ptrs));
-	b->location_ptrs = calloc(b->frames.n + 1, sizeof(*b->location_ptrs));
-	if (!b->locations || !b->lines || !b->line_ptrs || !b->location_ptrs)
-		return -1;
-	for (size_t i = 0; i < b->frames.n; i++) {
-		char name[1200], file[1200];
-		long line;
-		int64_t fid;
+	return (uint64_t)idx + 1;
+}
 
-		split_frame(b->frames.v[i], b->frames.lens[i], name, sizeof(name), file,
-			    sizeof(file), &line);
-		fid = function_id(b, name, file, line);
-		if (fid < 0)
-			return -1;
-		perftools__profiles__line__init(&b->lines[i]);
-		b->lines[i].function_id = (uint64_t)fid;
-		b->lines[i].line = line;
-		b->line_ptrs[i] = &b->lines[i];
-		perftools__profiles__location__init(&b->locations[i]);
-		b->locations[i].id = i + 1;
-		b->locations[i].mapping_id = 1;
-		b->locations[i].n_line = 1;
-		b->locations[i].line = &b->line_ptrs[i];
-		b->location_ptrs[i] = &b->locations[i];
-	}
-	b->func_ptrs = calloc(b->nfuncs + 1, sizeof(*b->func_ptrs));
-	if (!b->func_ptrs)
+static int add_locations(struct pprof_build *b, const struct report *rep)
+{
+	size_t n = rep->nframes;
+
+	b->locations = calloc(n + 1, sizeof(*b->locations));
+	b->location_ptrs = calloc(n + 1, sizeof(*b->location_ptrs));
+	b->lines = calloc(n + 1, sizeof(*b->lines));
+	b->line_ptrs = calloc(n + 1, sizeof(*b->line_ptrs));
+	b->funcs = calloc(n + 1, sizeof(*b->funcs));
+	b->func_ptrs = calloc(n + 1, sizeof(*b->func_ptrs));
+	b->mappings = calloc(n + 1, sizeof(*b->mappings));
+	b->mapping_ptrs = calloc(n + 1, sizeof(*b->mapping_ptrs));
+	b->mapping_unnamed = calloc(n + 1, sizeof(*b->mapping_unnamed));
+	if (!b->locations || !b->location_ptrs || !b->lines || !b->line_ptrs || !b->funcs ||
+	    !b->func_ptrs || !b->mappings || !b->mapping_ptrs || !b->mapping_unnamed)
 		return -1;
-	for (size_t i = 0; i < b->nfuncs; i++)
-		b->func_ptrs[i] = &b->funcs[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct report_frame *f = &rep->frames[i];
+		Location *l = &b->locations[i];
+		bool named = f->name || f->kind == REPORT_FRAME_PYTHON || f->kind == REPORT_FRAME_MARKER;
+
+		perftools__profiles__location__init(l);
+		l->id = i + 1;
+		l->mapping_id = mapping_id(b, f);
+		if (f->kind == REPORT_FRAME_NATIVE || f->kind == REPORT_FRAME_KERNEL)
+			l->address = f->addr;
+		if (named) {
+			int64_t fid = function_id(b, f);
+
+			if (fid < 0)
+				return -1;
+			perftools__profiles__line__init(&b->lines[i]);
+			b->lines[i].function_id = (uint64_t)fid;
+			b->lines[i].line = f->kind == REPORT_FRAME_PYTHON && f->line > 0 ? f->line : 0;
+			b->line_ptrs[i] = &b->lines[i];
+			l->n_line = 1;
+			l->line = &b->line_ptrs[i];
+		} else if (l->mapping_id) {
+			b->mapping_unnamed[l->mapping_id - 1] = true;
+		}
+		b->location_ptrs[i] = l;
+	}
+	/* a mapping whose frames all have names needs no symbolizing; one
+	 * with unnamed frames says so, and readers look its file up */
+	for (size_t i = 0; i < b->profile.n_mapping; i++)
+		b->mappings[i].has_functions = !b->mapping_unnamed[i];
+	b->profile.location = b->location_ptrs;
+	b->profile.n_location = n;
+	b->profile.function = b->func_ptrs;
+	b->profile.mapping = b->mapping_ptrs;
 	return 0;
+}
+
+static void set_label(struct pprof_build *b, Label *l, const char *key, const char *value)
+{
+	perftools__profiles__label__init(l);
+	l->key = str_index(b, key);
+	l->str = str_index(b, value);
 }
 
 static int add_samples(struct pprof_build *b, const struct report *rep, bool cpu)
 {
 	size_t nloc = 0, at = 0;
-	int64_t pid_key = str_index(b, "pid"), comm_key = str_index(b, "thread_name");
 
 	for (size_t i = 0; i < rep->n; i++)
-		nloc += (size_t)(rep->rows[i].nuser + rep->rows[i].nkernel) + 2;
+		nloc += (size_t)rep->rows[i].nframes;
 	b->samples = calloc(rep->n + 1, sizeof(*b->samples));
 	b->sample_ptrs = calloc(rep->n + 1, sizeof(*b->sample_ptrs));
-	b->labels = calloc(2 * rep->n + 1, sizeof(*b->labels));
-	b->label_ptrs = calloc(2 * rep->n + 1, sizeof(*b->label_ptrs));
+	b->labels = calloc(LABELS_PER_SAMPLE * rep->n + 1, sizeof(*b->labels));
+	b->label_ptrs = calloc(LABELS_PER_SAMPLE * rep->n + 1, sizeof(*b->label_ptrs));
 	b->location_ids = calloc(nloc + 1, sizeof(*b->location_ids));
 	b->values = calloc(2 * rep->n + 1, sizeof(*b->values));
 	if (!b->samples || !b->sample_ptrs || !b->labels || !b->label_ptrs || !b->location_ids ||
@@ -187,28 +226,21 @@ static int add_samples(struct pprof_build *b, const struct report *rep, bool cpu
 		return -1;
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct report_row *r = &rep->rows[i];
+		const struct report_proc *p = report_find_proc(rep, r->pid);
 		Sample *s = &b->samples[i];
 		uint64_t *ids = &b->location_ids[at];
-		size_t n = 0;
+		Label *lab = &b->labels[LABELS_PER_SAMPLE * i];
+		Label **labp = &b->label_ptrs[LABELS_PER_SAMPLE * i];
+		size_t nl = 0;
+		char num[24];
 
 		perftools__profiles__sample__init(s);
-		for (const char *p = r->frames; *p && at + n < nloc;) {
-			const char *end = strchr(p, ';');
-			size_t len = end ? (size_t)(end - p) : strlen(p);
-
-			ids[n++] = (uint64_t)string_table_intern(&b->frames, p, len) + 1;
-			p += len + (end != NULL);
-		}
 		/* rows are root first; pprof wants the leaf first */
-		for (size_t k = 0; k < n / 2; k++) {
-			uint64_t t = ids[k];
-
-			ids[k] = ids[n - 1 - k];
-			ids[n - 1 - k] = t;
-		}
+		for (int k = 0; k < r->nframes; k++)
+			ids[k] = (uint64_t)r->frames[r->nframes - 1 - k] + 1;
 		s->location_id = ids;
-		s->n_location_id = n;
-		at += n;
+		s->n_location_id = (size_t)r->nframes;
+		at += (size_t)r->nframes;
 		s->value = &b->values[2 * i];
 		if (cpu) {
 			b->values[2 * i] = (int64_t)r->value;
@@ -218,22 +250,29 @@ static int add_samples(struct pprof_build *b, const struct report *rep, bool cpu
 			b->values[2 * i] = (int64_t)(r->value * 1000); /* us -> ns */
 			s->n_value = 1;
 		}
-		perftools__profiles__label__init(&b->labels[2 * i]);
-		b->labels[2 * i].key = pid_key;
-		b->labels[2 * i].num = r->pid;
-		perftools__profiles__label__init(&b->labels[2 * i + 1]);
-		b->labels[2 * i + 1].key = comm_key;
-		b->labels[2 * i + 1].str = str_index(b, r->comm);
-		b->label_ptrs[2 * i] = &b->labels[2 * i];
-		b->label_ptrs[2 * i + 1] = &b->labels[2 * i + 1];
-		s->label = &b->label_ptrs[2 * i];
-		s->n_label = 2;
+		snprintf(num, sizeof(num), "%d", (int)r->pid);
+		set_label(b, &lab[nl++], "pid", num);
+		if (r->tid) {
+			snprintf(num, sizeof(num), "%d", (int)r->tid);
+			set_label(b, &lab[nl++], "thread", num);
+		}
+		set_label(b, &lab[nl++], "thread_name", r->comm);
+		if (p && p->comm[0])
+			set_label(b, &lab[nl++], "comm", p->comm);
+		if (p && p->python_version[0])
+			set_label(b, &lab[nl++], "python_version", p->python_version);
+		for (size_t k = 0; k < nl; k++)
+			labp[k] = &lab[k];
+		s->label = labp;
+		s->n_label = nl;
 		b->sample_ptrs[i] = s;
 	}
+	b->profile.sample = b->sample_ptrs;
+	b->profile.n_sample = rep->n;
 	return 0;
 }
 
-static void set_types(struct pprof_build *b, bool cpu)
+static void set_types(struct pprof_build *b, bool cpu, uint64_t period_ns)
 {
 	Profile *p = &b->profile;
 
@@ -248,7 +287,7 @@ static void set_types(struct pprof_build *b, bool cpu)
 		b->types[1].type = str_index(b, "cpu");
 		b->types[1].unit = str_index(b, "nanoseconds");
 		b->period_type = b->types[1];
-		p->period = (int64_t)b->period_ns_value;
+		p->period = (int64_t)period_ns;
 		p->n_sample_type = 2;
 	} else {
 		b->types[0].type = str_index(b, "off_cpu");
@@ -291,14 +330,17 @@ static int write_gzip(FILE *out, const uint8_t *data, size_t len)
 static void build_free(struct pprof_build *b)
 {
 	string_table_free(&b->strings);
-	string_table_free(&b->frames);
-	string_table_free(&b->functions);
+	string_table_free(&b->function_keys);
+	string_table_free(&b->mapping_keys);
 	free(b->locations);
+	free(b->location_ptrs);
 	free(b->lines);
 	free(b->line_ptrs);
-	free(b->location_ptrs);
 	free(b->funcs);
 	free(b->func_ptrs);
+	free(b->mappings);
+	free(b->mapping_ptrs);
+	free(b->mapping_unnamed);
 	free(b->samples);
 	free(b->sample_ptrs);
 	free(b->labels);
@@ -312,6 +354,7 @@ int report_write_pprof(const struct report *rep, FILE *out, const char *unit)
 	struct pprof_build *b = calloc(1, sizeof(*b));
 	bool cpu = strcmp(unit, "samples") == 0;
 	uint8_t *data = NULL;
+	int64_t comment;
 	size_t len;
 	int rc = -1;
 
@@ -319,27 +362,16 @@ int report_write_pprof(const struct report *rep, FILE *out, const char *unit)
 		return -1;
 	perftools__profiles__profile__init(&b->profile);
 	str_index(b, ""); /* string 0 must be empty */
-	b->period_ns_value = rep->period_ns;
-	set_types(b, cpu);
-	if (add_frames(b, rep) < 0 || add_samples(b, rep, cpu) < 0)
+	set_types(b, cpu, rep->period_ns);
+	if (add_locations(b, rep) < 0 || add_samples(b, rep, cpu) < 0)
 		goto out;
-	/* One mapping that says frames come symbolized: nothing to look up. */
-	perftools__profiles__mapping__init(&b->mapping);
-	b->mapping.id = 1;
-	b->mapping.filename = str_index(b, "[python]");
-	b->mapping.has_functions = b->mapping.has_filenames = 1;
-	b->mapping.has_line_numbers = 1;
-	b->mapping_ptr = &b->mapping;
-	b->profile.mapping = &b->mapping_ptr;
-	b->profile.n_mapping = 1;
-	b->profile.location = b->location_ptrs;
-	b->profile.n_location = b->frames.n;
-	b->profile.function = b->func_ptrs;
-	b->profile.n_function = b->nfuncs;
-	b->profile.sample = b->sample_ptrs;
-	b->profile.n_sample = rep->n;
 	b->profile.time_nanos = (int64_t)rep->start_realtime_ns;
 	b->profile.duration_nanos = (int64_t)rep->duration_ns;
+	if (rep->target[0]) {
+		comment = str_index(b, rep->target);
+		b->profile.comment = &comment;
+		b->profile.n_comment = 1;
+	}
 	/* the string table last: everything above added to it */
 	b->profile.string_table = b->strings.v;
 	b->profile.n_string_table = b->strings.n;

@@ -1,8 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A report: named stacks with a value each (samples, microseconds), and
- * the text formats users know from bcc (multi-line text, folded stacks).
- * Rows arrive already named; nothing here knows CPython or BPF.
+ * A report: stacks with a value each (samples, microseconds), and the text
+ * formats users know from bcc (multi-line text, folded stacks). Rows arrive
+ * already named; nothing here knows CPython or BPF.
+ *
+ * The model, for every writer (text, folded, svg, speedscope, pprof, ...):
+ *
+ *   report.frames   every distinct frame once (struct report_frame: what it
+ *                   is, by fields: kind, name, file, line, and for native
+ *                   code the mapped file, build-id and address)
+ *   report.rows     a stack (indices into report.frames, root first) with
+ *                   the process, thread and thread name it was seen in, and
+ *                   its value
+ *   report.procs    what is known of each process (comm, Python version)
+ *
+ * Writers use the fields and never parse a frame's text. The text a person
+ * reads for a frame is report_frame_label(): `qualname (file:line)` for
+ * Python, the symbol for native and kernel code, the marker itself for a
+ * marker; folded output adds "_[k]" to kernel frames.
  */
 #ifndef PYBPF_REPORT_ROWS_H
 #define PYBPF_REPORT_ROWS_H
@@ -13,24 +28,64 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+enum report_frame_kind {
+	REPORT_FRAME_PYTHON, /* a Python function: name, file, line, first_line */
+	REPORT_FRAME_NATIVE, /* machine code in a process: name (NULL: not known), module, build_id, addr, offset */
+	REPORT_FRAME_KERNEL, /* kernel code: name (NULL: not known), addr */
+	REPORT_FRAME_MARKER, /* a note in place of frames: "[truncated]", the runnable marker, ... */
+};
+
+#define REPORT_LINE_UNKNOWN (-1)
+
+struct report_frame {
+	enum report_frame_kind kind;
+	/* Python: qualname, or "[unknown code 0x...]" (then file is NULL);
+	 * native/kernel: symbol, NULL when not known; marker: its text. */
+	const char *name;
+	const char *file;    /* Python: co_filename; NULL for other kinds */
+	int line;            /* Python: the line running, or REPORT_LINE_UNKNOWN */
+	int first_line;      /* Python: co_firstlineno (where the def is); 0 unknown */
+	const char *module;  /* native: the mapped file as the process names it; NULL unknown */
+	const char *build_id; /* native: GNU build-id of module in hex; NULL unknown */
+	uint64_t addr;       /* native/kernel: instruction address (process or kernel space) */
+	uint64_t offset;     /* native: addr's offset in module's file (what symbolizers take) */
+	/* native: the mapping addr lies in (pprof's Mapping: start, limit, offset) */
+	uint64_t map_start, map_end, map_offset;
+};
+
 struct report_row {
 	pid_t pid;
-	char comm[16];
-	char *frames;   /* root first, ';'-separated; kernel frames carry "_[k]" */
-	int nuser;      /* frames before the kernel ones */
+	pid_t tid;          /* the thread; 0 when not known */
+	char comm[16];      /* the thread's name, as the kernel had it */
+	uint32_t *frames;   /* indices into report.frames, root first */
+	int nframes;        /* nuser + nkernel + leaf markers after the kernel frames */
+	int nuser;          /* frames before the kernel ones (Python, native, markers) */
 	int nkernel;
-	uint64_t value; /* samples, or microseconds */
+	uint64_t value;     /* samples, or microseconds */
+};
+
+/* What a report knows of a process (for titles and pprof labels). */
+struct report_proc {
+	pid_t pid;
+	char comm[16];           /* the process's (main thread's) name */
+	char python_version[24]; /* "3.11.2"; "" unknown */
 };
 
 struct report {
 	struct report_row *rows;
 	size_t n, cap;
+	struct report_frame *frames; /* interned: every distinct frame once */
+	size_t nframes, frames_cap;
+	size_t *frame_slots, nslots; /* hash index of frames: index + 1, 0 empty */
+	struct report_proc *procs;
+	size_t nprocs;
 	bool delimiter;          /* -d: a "--" between user and kernel frames */
 	uint64_t total;          /* value of the rows shown */
 	uint64_t runnable_total; /* pyoffcpu: time runnable, waiting for a CPU */
-	/* for formats that record them (pprof) */
+	/* for formats that record them (pprof, speedscope, svg titles) */
 	uint64_t period_ns; /* pyprofile: time between samples */
 	uint64_t start_realtime_ns, duration_ns;
+	char target[96];    /* what was profiled, for titles: "PID 1234", "all Python processes" */
 };
 
 /* Leaf frame that marks time a thread was runnable but not running. */
@@ -39,13 +94,35 @@ struct report {
 void report_init(struct report *rep, bool delimiter);
 void report_free(struct report *rep);
 
-/* Adds a row; frames (malloc'ed, see struct report_row) is taken over,
- * also on failure. Returns 0 or -1. */
-int report_add_row(struct report *rep, pid_t pid, const char *comm, char *frames, int nuser,
-		   int nkernel, uint64_t value);
+/* Index of frame f in rep->frames, adding a copy (strings included) if new.
+ * Returns -1 when out of memory. */
+long report_intern_frame(struct report *rep, const struct report_frame *f);
 
-/* Same process, thread name and frames (different threads): one row. */
+/* Shorthands for report_intern_frame. */
+long report_intern_marker(struct report *rep, const char *text);
+
+/* Adds a row with a copy of the nframes frame indices. Returns 0 or -1. */
+int report_add_row(struct report *rep, pid_t pid, pid_t tid, const char *comm,
+		   const uint32_t *frames, int nframes, int nuser, int nkernel, uint64_t value);
+
+/* Records what is known of process pid (the last call wins). 0 or -1. */
+int report_set_proc(struct report *rep, pid_t pid, const char *comm, const char *python_version);
+const struct report_proc *report_find_proc(const struct report *rep, pid_t pid);
+
+/* Same process, thread, thread name and frames: one row. Leaves rows
+ * sorted by pid (writers with one part per process rely on it). */
 void report_merge_rows(struct report *rep);
+
+/*
+ * The text of a frame as people read it: "qualname (file:line)" (line "?"
+ * when unknown), a symbol or "[unknown]", a marker's text. ';' and '\n'
+ * become ':' (they separate frames and rows in folded output). Returns the
+ * length the full text has (snprintf's convention).
+ */
+size_t report_frame_label(const struct report_frame *f, char *buf, size_t len);
+
+/* The name without file and line ("[unknown]" for unnamed code). */
+const char *report_frame_name(const struct report_frame *f);
 
 /* bcc profile/offcputime layout: leaf first, ascending by value. */
 void report_print_text(const struct report *rep, FILE *out);

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * speedscope's JSON file format (https://www.speedscope.app): frames are
- * shared, each process is one "sampled" profile whose samples list frame
- * indices root first, weighted by samples or microseconds.
+ * speedscope's JSON file format (https://www.speedscope.app, schema
+ * https://www.speedscope.app/file-format-schema.json): the report's frames
+ * are its shared frames, each process is one "sampled" profile whose
+ * samples list frame indices root first, weighted in time: nanoseconds
+ * (samples x the sampling period) for CPU profiles, microseconds for the
+ * off-CPU ones.
  */
 #include "report/speedscope.h"
 
@@ -10,28 +13,46 @@
 #include <string.h>
 
 #include "report/json.h"
-#include "report/string_table.h"
 
-/* "qualname (file:line)" -> name, file, line for speedscope's frame fields. */
-static void write_frame(FILE *out, const char *name)
+static const char *base_name(const char *path)
 {
-	const char *open = strrchr(name, '(');
-	const char *colon = open ? strrchr(open, ':') : NULL;
-	size_t n = strlen(name);
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+/* speedscope shows the name in boxes and file:line beside it. */
+static void write_frame(FILE *out, const struct report_frame *f)
+{
+	char buf[512];
 
 	fputs("{\"name\":", out);
-	json_write_string(out, name);
-	if (open && colon && n > 2 && name[n - 1] == ')' && open > name && open[-1] == ' ') {
-		char file[1024];
-		size_t flen = (size_t)(colon - open - 1);
+	if (f->kind == REPORT_FRAME_PYTHON && f->file) {
+		char line[16] = "?";
 
-		if (flen < sizeof(file)) {
-			memcpy(file, open + 1, flen);
-			file[flen] = '\0';
+		if (f->line >= 0)
+			snprintf(line, sizeof(line), "%d", f->line);
+		/* the line tells apart boxes of one function */
+		fputc('"', out);
+		json_write_raw(out, report_frame_name(f));
+		fputs(" (", out);
+		json_write_raw(out, base_name(f->file));
+		fprintf(out, ":%s)\"", line);
+		fputs(",\"file\":", out);
+		json_write_string(out, f->file);
+		if (f->line >= 0)
+			fprintf(out, ",\"line\":%d", f->line);
+	} else if (f->kind == REPORT_FRAME_NATIVE && !f->name && f->module) {
+		snprintf(buf, sizeof(buf), "%s+0x%llx", base_name(f->module),
+			 (unsigned long long)f->offset);
+		json_write_string(out, buf);
+		fputs(",\"file\":", out);
+		json_write_string(out, f->module);
+	} else {
+		json_write_string(out, report_frame_name(f));
+		if (f->kind == REPORT_FRAME_NATIVE && f->module) {
 			fputs(",\"file\":", out);
-			json_write_string(out, file);
-			if (colon[1] >= '0' && colon[1] <= '9')
-				fprintf(out, ",\"line\":%d", atoi(colon + 1));
+			json_write_string(out, f->module);
 		}
 	}
 	fputc('}', out);
@@ -40,69 +61,61 @@ static void write_frame(FILE *out, const char *name)
 int report_write_speedscope(const struct report *rep, FILE *out, const char *unit,
 			    const char *tool)
 {
-	struct string_table frames = { 0 };
-	int rc = -1;
+	bool cpu = strcmp(unit, "us") != 0;
+	/* CPU: each sample stands for one period (1 ns if not known) */
+	uint64_t scale = cpu ? (rep->period_ns ? rep->period_ns : 1) : 1;
 
-	/* pass 1: intern every frame */
-	for (size_t i = 0; i < rep->n; i++) {
-		const char *p = rep->rows[i].frames;
+	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n"
+	      "\"exporter\":",
+	      out);
+	{
+		char exporter[96];
 
-		while (*p) {
-			const char *end = strchr(p, ';');
-			size_t len = end ? (size_t)(end - p) : strlen(p);
-
-			if (string_table_intern(&frames, p, len) < 0)
-				goto out;
-			p += len + (end != NULL);
-		}
+		snprintf(exporter, sizeof(exporter), "%s (pybpf-tools)", tool);
+		json_write_string(out, exporter);
 	}
-	fprintf(out, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n"
-		     "\"exporter\":\"%s (pybpf-tools)\",\"name\":\"%s\",\"activeProfileIndex\":0,\n"
-		     "\"shared\":{\"frames\":[\n",
-		tool, tool);
-	for (size_t i = 0; i < frames.n; i++) {
-		write_frame(out, frames.v[i]);
-		fputs(i + 1 < frames.n ? ",\n" : "\n", out);
+	fputs(",\"name\":", out);
+	json_write_string(out, rep->target[0] ? rep->target : tool);
+	fputs(",\"activeProfileIndex\":0,\n\"shared\":{\"frames\":[\n", out);
+	for (size_t i = 0; i < rep->nframes; i++) {
+		write_frame(out, &rep->frames[i]);
+		fputs(i + 1 < rep->nframes ? ",\n" : "\n", out);
 	}
 	fputs("]},\n\"profiles\":[\n", out);
-	/* pass 2: one profile per process (rows are sorted by pid) */
+	/* one profile per process (rows are sorted by pid) */
 	for (size_t i = 0; i < rep->n;) {
 		size_t j = i;
 		uint64_t total = 0;
 		char pname[64];
 
 		while (j < rep->n && rep->rows[j].pid == rep->rows[i].pid)
-			total += rep->rows[j++].value;
+			total += rep->rows[j++].value * scale;
 		fprintf(out, "%s{\"type\":\"sampled\",\"name\":", i ? ",\n" : "");
-		snprintf(pname, sizeof(pname), "%s (%d)", rep->rows[i].comm, (int)rep->rows[i].pid);
+		{
+			const struct report_proc *p = report_find_proc(rep, rep->rows[i].pid);
+
+			snprintf(pname, sizeof(pname), "%s (%d)",
+				 p && p->comm[0] ? p->comm : rep->rows[i].comm,
+				 (int)rep->rows[i].pid);
+		}
 		json_write_string(out, pname);
 		fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\"samples\":[",
-			strcmp(unit, "us") == 0 ? "microseconds" : "none", (unsigned long long)total);
+			cpu ? "nanoseconds" : "microseconds", (unsigned long long)total);
 		for (size_t k = i; k < j; k++) {
-			const char *p = rep->rows[k].frames;
-			bool first = true;
+			const struct report_row *r = &rep->rows[k];
 
 			fputs(k > i ? ",[" : "[", out);
-			while (*p) {
-				const char *end = strchr(p, ';');
-				size_t len = end ? (size_t)(end - p) : strlen(p);
-
-				fprintf(out, "%s%ld", first ? "" : ",",
-					string_table_intern(&frames, p, len));
-				first = false;
-				p += len + (end != NULL);
-			}
+			for (int f = 0; f < r->nframes; f++)
+				fprintf(out, "%s%u", f ? "," : "", r->frames[f]);
 			fputc(']', out);
 		}
 		fputs("],\"weights\":[", out);
 		for (size_t k = i; k < j; k++)
-			fprintf(out, "%s%llu", k > i ? "," : "", (unsigned long long)rep->rows[k].value);
+			fprintf(out, "%s%llu", k > i ? "," : "",
+				(unsigned long long)(rep->rows[k].value * scale));
 		fputs("]}", out);
 		i = j;
 	}
 	fputs("\n]}\n", out);
-	rc = ferror(out) ? -1 : 0;
-out:
-	string_table_free(&frames);
-	return rc;
+	return ferror(out) ? -1 : 0;
 }

@@ -20,6 +20,7 @@
 
 struct fnode {
 	char *name;
+	enum report_frame_kind kind;
 	uint64_t value;
 	struct fnode *kids;
 	size_t nkids, cap;
@@ -42,6 +43,7 @@ static struct fnode *child(struct fnode *n, const char *name, size_t len)
 	struct fnode *c = &n->kids[n->nkids];
 
 	memset(c, 0, sizeof(*c));
+	c->kind = REPORT_FRAME_MARKER;
 	c->name = strndup(name, len);
 	if (!c->name)
 		return NULL;
@@ -49,26 +51,27 @@ static struct fnode *child(struct fnode *n, const char *name, size_t len)
 	return c;
 }
 
-static void add_path(struct fnode *root, const char *comm, const char *frames, uint64_t value)
+static void add_path(struct fnode *root, const struct report *rep, const struct report_row *r)
 {
-	struct fnode *n = child(root, comm, strlen(comm));
+	struct fnode *n = child(root, r->comm, strlen(r->comm));
 
-	root->value += value;
-	while (n) {
-		const char *end = strchr(frames, ';');
-		size_t len = end ? (size_t)(end - frames) : strlen(frames);
+	root->value += r->value;
+	for (int i = 0; n && i < r->nframes; i++) {
+		const struct report_frame *f = &rep->frames[r->frames[i]];
+		size_t len = report_frame_label(f, NULL, 0);
+		char *label = malloc(len + 1);
 
-		n->value += value;
-		if (!*frames)
-			break;
-		n = child(n, frames, len);
-		if (!end) {
-			if (n)
-				n->value += value;
-			break;
-		}
-		frames = end + 1;
+		n->value += r->value;
+		if (!label)
+			return;
+		report_frame_label(f, label, len + 1);
+		n = child(n, label, len);
+		if (n)
+			n->kind = f->kind;
+		free(label);
 	}
+	if (n)
+		n->value += r->value;
 }
 
 static int kid_cmp(const void *a, const void *b)
@@ -185,23 +188,27 @@ static void write_label(FILE *out, const char *name, double w)
 }
 
 /* Python frames green, kernel orange, native red, markers grey. */
-static void color_of(const char *name, char *buf, size_t len)
+static void color_of(const struct fnode *n, char *buf, size_t len)
 {
 	uint32_t h = 2166136261u;
-	size_t n = strlen(name);
 
-	for (const char *p = name; *p && *p != '('; p++)
+	for (const char *p = n->name; *p && *p != '('; p++)
 		h = (h ^ (uint8_t)*p) * 16777619u;
 	unsigned v = h % 55;
 
-	if (name[0] == '[' || strcmp(name, "-") == 0)
-		snprintf(buf, len, "rgb(%u,%u,%u)", 160 + v / 2, 160 + v / 2, 160 + v / 2);
-	else if (n > 4 && strcmp(name + n - 4, "_[k]") == 0)
-		snprintf(buf, len, "rgb(%u,%u,%u)", 220 + v / 2, 120 + v, 30u);
-	else if (strstr(name, ".py:") || strstr(name, ".py)") || strstr(name, " (<"))
+	switch (n->kind) {
+	case REPORT_FRAME_PYTHON:
 		snprintf(buf, len, "rgb(%u,%u,%u)", 80 + v, 190 + v / 2, 80 + v / 3);
-	else
+		break;
+	case REPORT_FRAME_KERNEL:
+		snprintf(buf, len, "rgb(%u,%u,%u)", 220 + v / 2, 120 + v, 30u);
+		break;
+	case REPORT_FRAME_NATIVE:
 		snprintf(buf, len, "rgb(%u,%u,%u)", 225 + v / 2, 80 + v, 60 + v / 2);
+		break;
+	default:
+		snprintf(buf, len, "rgb(%u,%u,%u)", 160 + v / 2, 160 + v / 2, 160 + v / 2);
+	}
 }
 
 static void draw(FILE *out, const struct fnode *n, double x, int depth, int max_depth,
@@ -213,7 +220,7 @@ static void draw(FILE *out, const struct fnode *n, double x, int depth, int max_
 
 	if (w < MIN_PX)
 		return;
-	color_of(n->name, color, sizeof(color));
+	color_of(n, color, sizeof(color));
 	fprintf(out, "<g class=\"f\"><title>");
 	xml_escape(out, n->name);
 	fprintf(out, " (%llu %s, %.2f%%)</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
@@ -267,7 +274,7 @@ int report_write_svg(const struct report *rep, FILE *out, const char *title,
 	if (!root.name)
 		return -1;
 	for (size_t i = 0; i < rep->n; i++)
-		add_path(&root, rep->rows[i].comm, rep->rows[i].frames, rep->rows[i].value);
+		add_path(&root, rep, &rep->rows[i]);
 	depth = depth_of(&root);
 	height = TOP + (depth + 1) * ROW + BOTTOM;
 	fprintf(out,

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * lib/report/rows.c and the writers given hostile names: folded stacks (what
- * flamegraph.pl and most tools read) and bcc's multi-line text. Input:
- * rows, see fuzz_rows.h. Folded output must stay one line per row, with
- * no frame boundary that is not one.
+ * lib/report/rows.c given hostile names: folded stacks (what flamegraph.pl
+ * and most tools read) and bcc's multi-line text. Input: rows, see
+ * fuzz_rows.h. Folded output must stay one line per distinct stack, with
+ * no frame boundary that is not one (names with ';' or '\n' included),
+ * and keep every row's value.
  */
+#include <inttypes.h>
+
 #include "fuzz_rows.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -14,27 +17,41 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fuzz_rows_build(&rep, data, size);
 	for (int delimiter = 0; delimiter < 2; delimiter++) {
-		size_t lines = 0, semis = 0, want = 0;
+		uint64_t sum = 0, want_sum = 0;
+		size_t lines = 0;
 
 		rep.delimiter = delimiter;
 		fuzz_out_open(&out);
 		report_print_folded(&rep, out.f);
 		fuzz_out_close(&out);
-		for (size_t i = 0; i < out.len; i++) {
-			lines += out.buf[i] == '\n';
-			semis += out.buf[i] == ';';
-		}
-		/* one line a row, and no frame more than the row has */
-		for (size_t i = 0; i < rep.n; i++) {
-			const struct report_row *r = &rep.rows[i];
+		for (size_t i = 0; i < rep.n; i++)
+			want_sum += rep.rows[i].value;
+		/* each line: as many ';' as some row has frames (+ comm, "-"),
+		 * then " value" */
+		for (char *line = out.buf, *end; line < out.buf + out.len; line = end + 1) {
+			size_t semis = 0;
+			bool matches = false;
+			char *space;
 
-			want += 1 + (delimiter && r->nkernel && r->nuser); /* comm, "-" */
-			for (const char *p = r->frames; *p; p++)
-				want += *p == ';';
+			end = memchr(line, '\n', (size_t)(out.buf + out.len - line));
+			FUZZ_CHECK(end);
+			*end = '\0';
+			for (char *p = line; *p; p++)
+				semis += *p == ';';
+			space = strrchr(line, ' ');
+			FUZZ_CHECK(space && space[1]);
+			sum += strtoull(space + 1, NULL, 10);
+			for (size_t i = 0; i < rep.n && !matches; i++) {
+				const struct report_row *r = &rep.rows[i];
+
+				matches = semis == (size_t)r->nframes +
+							   (delimiter && r->nkernel && r->nuser);
+			}
+			FUZZ_CHECK(matches || (semis == 1 && rep.n && !rep.rows[0].nframes));
+			lines++;
 		}
-		FUZZ_CHECK(lines == rep.n);
-		FUZZ_CHECK(semis == want);
-		FUZZ_CHECK(!out.len || out.buf[out.len - 1] == '\n');
+		FUZZ_CHECK(lines <= rep.n && (lines > 0) == (rep.n > 0));
+		FUZZ_CHECK(sum == want_sum);
 		fuzz_out_free(&out);
 
 		fuzz_out_open(&out);

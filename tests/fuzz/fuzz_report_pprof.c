@@ -39,37 +39,83 @@ static uint8_t *gunzip(const char *in, size_t len, size_t *out_len)
 	return out;
 }
 
+static const char *str_at(const Perftools__Profiles__Profile *p, int64_t i)
+{
+	FUZZ_CHECK(i >= 0 && (uint64_t)i < p->n_string_table);
+	return p->string_table[i];
+}
+
+/* Names come back as written (pprof's string table holds C strings: a
+ * name is cut at its first NUL, which report names never hold). */
+static void check_frame(const Perftools__Profiles__Profile *p,
+			const Perftools__Profiles__Location *l, const struct report_frame *f)
+{
+	bool named = f->name || f->kind == REPORT_FRAME_PYTHON || f->kind == REPORT_FRAME_MARKER;
+
+	FUZZ_CHECK(l->n_line == (named ? 1u : 0u));
+	FUZZ_CHECK(l->mapping_id <= p->n_mapping);
+	FUZZ_CHECK((l->mapping_id != 0) ==
+		   (f->kind == REPORT_FRAME_NATIVE || f->kind == REPORT_FRAME_KERNEL));
+	if (f->kind == REPORT_FRAME_NATIVE || f->kind == REPORT_FRAME_KERNEL)
+		FUZZ_CHECK(l->address == f->addr);
+	if (f->kind == REPORT_FRAME_NATIVE && f->module) {
+		const Perftools__Profiles__Mapping *m = p->mapping[l->mapping_id - 1];
+
+		FUZZ_CHECK(strcmp(str_at(p, m->filename), f->module) == 0);
+		FUZZ_CHECK(m->memory_start <= l->address && l->address < m->memory_limit);
+		FUZZ_CHECK(strcmp(str_at(p, m->build_id), f->build_id ? f->build_id : "") == 0);
+		FUZZ_CHECK(m->has_functions == false || named);
+	}
+	if (named) {
+		const Perftools__Profiles__Function *fn;
+
+		FUZZ_CHECK(l->line[0]->function_id >= 1 && l->line[0]->function_id <= p->n_function);
+		fn = p->function[l->line[0]->function_id - 1];
+		FUZZ_CHECK(strcmp(str_at(p, fn->name), report_frame_name(f)) == 0);
+		FUZZ_CHECK(strcmp(str_at(p, fn->filename), f->file ? f->file : "") == 0);
+		/* a reader must not "demangle" Python names: system_name differs */
+		if (f->kind == REPORT_FRAME_PYTHON || f->kind == REPORT_FRAME_MARKER)
+			FUZZ_CHECK(fn->system_name == 0);
+		if (f->kind == REPORT_FRAME_PYTHON)
+			FUZZ_CHECK(l->line[0]->line == (f->line > 0 ? f->line : 0));
+	}
+}
+
 static void check_profile(const Perftools__Profiles__Profile *p, const struct report *rep,
 			  bool cpu)
 {
 	FUZZ_CHECK(p->n_string_table > 0 && p->string_table[0][0] == '\0');
 	FUZZ_CHECK(p->n_sample == rep->n);
 	FUZZ_CHECK(p->n_sample_type == (cpu ? 2u : 1u));
+	FUZZ_CHECK(p->n_location == rep->nframes);
 	for (size_t i = 0; i < p->n_sample; i++) {
 		const Perftools__Profiles__Sample *s = p->sample[i];
+		const struct report_row *r = &rep->rows[i];
+		bool pid = false;
 
 		FUZZ_CHECK(s->n_value == p->n_sample_type);
+		FUZZ_CHECK(s->n_location_id == (size_t)r->nframes);
 		for (size_t k = 0; k < s->n_location_id; k++)
-			FUZZ_CHECK(s->location_id[k] >= 1 && s->location_id[k] <= p->n_location);
-		for (size_t k = 0; k < s->n_label; k++)
-			FUZZ_CHECK(s->label[k]->key > 0 &&
-				   (uint64_t)s->label[k]->key < p->n_string_table &&
-				   s->label[k]->str >= 0 &&
-				   (uint64_t)s->label[k]->str < p->n_string_table);
+			FUZZ_CHECK(s->location_id[k] == r->frames[r->nframes - 1 - k] + 1u);
+		for (size_t k = 0; k < s->n_label; k++) {
+			const char *key = str_at(p, s->label[k]->key), *val = str_at(p, s->label[k]->str);
+
+			FUZZ_CHECK(s->label[k]->key > 0);
+			if (strcmp(key, "pid") == 0)
+				pid = atoi(val) == (int)r->pid;
+			if (strcmp(key, "thread_name") == 0)
+				FUZZ_CHECK(strcmp(val, r->comm) == 0);
+		}
+		FUZZ_CHECK(pid);
 	}
 	for (size_t i = 0; i < p->n_location; i++) {
-		const Perftools__Profiles__Location *l = p->location[i];
-
-		FUZZ_CHECK(l->id == i + 1 && l->n_line == 1);
-		FUZZ_CHECK(l->line[0]->function_id >= 1 && l->line[0]->function_id <= p->n_function);
+		FUZZ_CHECK(p->location[i]->id == i + 1);
+		check_frame(p, p->location[i], &rep->frames[i]);
 	}
-	for (size_t i = 0; i < p->n_function; i++) {
-		const Perftools__Profiles__Function *f = p->function[i];
-
-		FUZZ_CHECK(f->id == i + 1);
-		FUZZ_CHECK(f->name >= 0 && (uint64_t)f->name < p->n_string_table);
-		FUZZ_CHECK(f->filename >= 0 && (uint64_t)f->filename < p->n_string_table);
-	}
+	for (size_t i = 0; i < p->n_function; i++)
+		FUZZ_CHECK(p->function[i]->id == i + 1);
+	for (size_t i = 0; i < p->n_mapping; i++)
+		FUZZ_CHECK(p->mapping[i]->id == i + 1);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -248,18 +248,31 @@ def row(comm, pid, nkernel, value, frames, runnable=False):
     c = comm.encode() if isinstance(comm, str) else comm
     flags = len(c[:15]) | (16 if runnable else 0)
     return (bytes([flags]) + c[:15] + bytes([pid, nkernel]) + struct.pack("<H", value)
-            + ";".join(frames).encode("utf-8", "surrogateescape") + b"\n")
+            + b";".join(frames) + b"\n")
+def text(s):
+    return s.encode("utf-8", "surrogateescape").replace(b";", b"\x01").replace(b"\n", b"\x02")
+def py(name, path=None, line=-1):  # first byte: kind 0 (mod 3) and line + 1 (>> 2)
+    b0 = next(b for b in range(4 * (line + 1), 4 * (line + 1) + 4) if b % 3 == 0)
+    return bytes([b0]) + text(name) + (b"@" + text(path) if path is not None else b"")
+def native(name, lib=True):
+    return bytes([1 + 3 * 8 if lib else 1]) + text(name)  # 25: bit 2 set, a file
+def marker(s):
+    return b"\x02" + text(s)
+def kernel(name):
+    return b"\x05" + text(name)
 demo = "/srv/examples/demo/demo_workload.py"
 rows = [
-    row("python3", 0, 0, 59, ["<module> (%s:100)" % demo, "main (%s:94)" % demo,
-                              "parse_records (%s:43)" % demo]),
-    row("python3", 0, 2, 18, ["<module> (%s:100)" % demo, "_PyEval_EvalFrameDefault",
-                              "entry_SYSCALL_64", "do_syscall_64"]),
+    row("python3", 0, 0, 59, [py("<module>", demo, 60), py("main", demo, 54),
+                              py("parse_records", demo, 43)]),
+    row("python3", 0, 2, 18, [py("<module>", demo, 60), native("_PyEval_EvalFrameDefault"),
+                              kernel("entry_SYSCALL_64"), kernel("do_syscall_64")]),
     row("w\xf6rker-thread-\xfc".encode()[:15], 1, 1, 7,
-        ["run (/srv/app.py:1)", "[unknown]", "schedule"], runnable=True),
-    row("a;b\nc", 2, 0, 1, ["<lambda> (<string>:1)", "x<y>&\"'z (/t/\u00e9.py:?)"]),
-    row("python3.14", 3, 0, 65535, ["[no Python frames]"]),
-    row("", 3, 0, 2, ["\x01\x7f\x1b[31mred", "", "_[k]"]),
+        [py("run", "/srv/app.py", 1), native(""), kernel("schedule")], runnable=True),
+    row("a;b\nc", 2, 0, 1, [py("<lambda>", "<string>", 1), py("x<y>&\"'z", "/t/\u00e9.py"),
+                             py("a;b\nc", "/x;y\n.py", 3)]),
+    row("python3.14", 3, 0, 65535, [marker("[no Python frames]")]),
+    row("", 3, 0, 2, [py("[unknown code 0x7f00]"), marker("\x01\x7f\x1b[31mred"),
+                      marker(""), native("", lib=False), kernel("")]),
 ]
 for t in ("report_folded", "report_svg", "report_speedscope", "report_pprof"):
     out = os.path.join(sys.argv[1], "fuzz_" + t)
