@@ -38,7 +38,7 @@ enum pyb_frame_model {
 
 /* One interpreter build's layout: offsets plus what the table cannot say. */
 struct pyb_layout {
-#define PYB_LAYOUT_MEMBER(name) pyb_s32 name;
+#define PYB_LAYOUT_MEMBER(name, ...) pyb_s32 name;
 	PY_OFFSET_FIELDS(PYB_LAYOUT_MEMBER)
 #undef PYB_LAYOUT_MEMBER
 	pyb_u32 frame_model;

@@ -74,12 +74,14 @@ static struct gil_thread_info *add_thread(struct gil_monitor *m, pid_t pid, pid_
 
 /*
  * A new target, or (p set) a new program in a known one after an exec: find
- * its GIL, check it, tell BPF. Refusals are printed. An exec'd program's GIL
+ * its GIL, check it, tell BPF. Refusals are printed; a process that ended
+ * first is counted with the others that did (registry_note_ended). An
+ * exec'd program's GIL
  * is another (at another address, its hand-over count starting again): its
  * hand-overs add to the process's count.
  */
-static void adopt(struct gil_monitor *m, struct py_target *t, uint64_t now,
-		  struct gil_proc_info *p)
+static void adopt(struct gil_monitor *m, struct py_registry *reg, struct py_target *t,
+		  uint64_t now, struct gil_proc_info *p)
 {
 	struct py_gil_state st;
 	uint64_t addr;
@@ -103,9 +105,13 @@ static void adopt(struct gil_monitor *m, struct py_target *t, uint64_t now,
 	p->activation = t->activations;
 	if (py_gil_locate(&t->proc, &addr) < 0 || py_gil_read(&t->proc, addr, &st) < 0 ||
 	    bpf_update_elem(m->gils_fd, &key, &addr, 0) < 0) {
-		fprintf(stderr, "%s: PID %d (%s, Python %d.%d%s): %s; skipped\n", m->tool,
-			(int)t->pid, t->proc.comm, t->proc.version.major, t->proc.version.minor,
-			t->proc.free_threaded ? "t" : "", t->proc.err);
+		if (!reg->only && registry_failure_is_exit(&t->proc))
+			registry_note_ended(reg, &t->proc);
+		else
+			fprintf(stderr, "%s: PID %d (%s, Python %d.%d%s): %s; skipped\n", m->tool,
+				(int)t->pid, t->proc.comm, t->proc.version.major,
+				t->proc.version.minor, t->proc.free_threaded ? "t" : "",
+				t->proc.err);
 		if (!fresh)
 			bpf_delete_elem(m->gils_fd, &key); /* the old program's GIL */
 		p->gone = true;
@@ -205,7 +211,7 @@ void gil_monitor_tick(struct gil_monitor *m, struct py_registry *reg)
 			continue;
 		}
 		if (!p || p->activation != t->activations) {
-			adopt(m, t, now, p);
+			adopt(m, reg, t, now, p);
 			p = find_proc(m, t->pid);
 			list_threads = true;
 		}

@@ -75,7 +75,8 @@ static int precheck_pids(struct tool_session *s)
 		if (!p)
 			return -1;
 		/* a failure that may pass (threads that came and went while it
-		 * was validated) is left to the registry, which retries it */
+		 * was validated, no Python frame yet) is left to the registry,
+		 * which retries it */
 		if (py_process_open(p, s->pids[i]) == 0 || registry_failure_may_pass(p))
 			s->pids[kept++] = s->pids[i];
 		else
@@ -199,6 +200,7 @@ int session_start_discovery(struct tool_session *s)
 	}
 	registry_init(&s->reg, s->tool, bpfmod_table_fd(&s->bpf, "procs"),
 		      bpfmod_table_fd(&s->bpf, "layouts"), s->npids ? s->pids : NULL, s->npids);
+	s->reg.verbose = s->verbose;
 	s->reg.tstates_fd = bpfmod_table_fd(&s->bpf, "tstates");
 	s->reg.named_fd = bpfmod_table_fd(&s->bpf, "named_codes");
 	if (s->npids) {
@@ -210,7 +212,9 @@ int session_start_discovery(struct tool_session *s)
 			usleep(FAST_TURN_MS * 1000);
 			registry_tick(&s->reg);
 		}
-		if (!registry_count(&s->reg, TARGET_ACTIVE)) {
+		/* a target that runs no Python code yet is waited for during the run */
+		if (!registry_count(&s->reg, TARGET_ACTIVE) &&
+		    !registry_count(&s->reg, TARGET_WAITING)) {
 			fprintf(stderr, "%s: none of the given processes can be profiled\n", s->tool);
 			return -1;
 		}
@@ -225,7 +229,8 @@ static bool all_targets_gone(struct tool_session *s)
 	if (!s->npids)
 		return false;
 	for (size_t i = 0; i < s->reg.n; i++)
-		if (s->reg.v[i].state == TARGET_ACTIVE || s->reg.v[i].state == TARGET_PENDING)
+		if (s->reg.v[i].state == TARGET_ACTIVE || s->reg.v[i].state == TARGET_PENDING ||
+		    s->reg.v[i].state == TARGET_WAITING)
 			return false;
 	return true;
 }
@@ -320,6 +325,42 @@ int session_collect(struct tool_session *s, struct report *rep)
 	return stack_collector_collect(&s->col, &s->reg, &maps, &s->filter, rep);
 }
 
+/*
+ * Python processes that were not profiled for no fault of theirs or ours:
+ * ones that ended before they could be opened, ones that ran no Python
+ * code (so their offsets could not be checked) for the whole run. One
+ * line each kind; each process with -v (or -p: the user named them).
+ */
+static void print_unprofiled(struct tool_session *s)
+{
+	size_t waiting = 0;
+
+	for (size_t i = 0; i < s->reg.n; i++) {
+		const struct py_target *t = &s->reg.v[i];
+
+		if (t->state != TARGET_WAITING)
+			continue;
+		waiting++;
+		if (s->npids || s->verbose)
+			fprintf(stderr,
+				"%s: PID %d (%s): ran no Python code during the run, so its offsets "
+				"could not be checked against a frame; not profiled\n",
+				s->tool, (int)t->pid, t->proc.comm);
+	}
+	if (waiting && !s->npids)
+		fprintf(stderr,
+			"%s: %zu Python process%s ran no Python code during the run, so %s "
+			"could not be checked; not profiled%s\n",
+			s->tool, waiting, waiting == 1 ? "" : "es",
+			waiting == 1 ? "its offsets" : "their offsets",
+			s->verbose ? "" : " (-v names them)");
+	if (s->reg.ended_early)
+		fprintf(stderr, "%s: %zu Python process%s ended before %s could be profiled%s\n",
+			s->tool, s->reg.ended_early, s->reg.ended_early == 1 ? "" : "es",
+			s->reg.ended_early == 1 ? "it" : "they",
+			s->verbose ? "" : " (-v names them)");
+}
+
 void session_print_summary(struct tool_session *s, const char *unit)
 {
 	uint64_t samples = session_stat(s, PYB_STAT_SAMPLES);
@@ -364,6 +405,7 @@ void session_print_summary(struct tool_session *s, const char *unit)
 	if (s->reg.refused)
 		fprintf(stderr, "%s: %zu Python process%s could not be profiled (see above)\n",
 			s->tool, s->reg.refused, s->reg.refused == 1 ? "" : "es");
+	print_unprofiled(s);
 }
 
 /* Every run counts, also the quick ones for other processes, so the time
