@@ -191,4 +191,11 @@ struct pyb_proc_event {
 	pyb_u64 key;  /* PYB_EVENT_NEW_STACK: its pystacks key */
 };
 
+/* PYB_EVENT_EXEC carries the new program's name too: a process that ends
+ * before user space looks at it is still known by it. */
+struct pyb_exec_event {
+	struct pyb_proc_event ev;
+	char comm[16];
+};
+
 #endif

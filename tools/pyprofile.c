@@ -111,7 +111,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 			}
 			break;
 		case 'F':
-			if (parse_int(optarg, 1, 100000, &o->freq) < 0) {
+			if (parse_int(optarg, 1, 1000000, &o->freq) < 0) {
 				fprintf(stderr, "pyprofile: invalid frequency: %s\n", optarg);
 				return -1;
 			}
@@ -243,10 +243,8 @@ int main(int argc, char **argv)
 	session_install_signals();
 	if (session_start_discovery(&s) < 0)
 		goto out;
-	if (bpfmod_attach_sampling(&s.bpf, sample_fd, o.freq) < 0) {
-		fprintf(stderr, "pyprofile: %s\n", s.bpf.err);
+	if (session_attach_sampling(&s, sample_fd, &o.freq) < 0)
 		goto out;
-	}
 	if (o.output) {
 		out = fopen(o.output, "we");
 		if (!out) {
@@ -265,7 +263,7 @@ int main(int argc, char **argv)
 	if (o.format == REPORT_TEXT && !o.output)
 		printf("\n");
 	report_init(&rep, o.delimiter);
-	rep.period_ns = 1000000000ull / (unsigned)o.freq;
+	rep.period_ns = session_sample_period_ns(&s);
 	session_collect(&s, &rep);
 	rc = report_write(&rep, o.format, out, "samples", "pyprofile") < 0;
 	session_print_summary(&s, "samples");

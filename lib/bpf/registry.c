@@ -156,13 +156,15 @@ bool registry_failure_may_pass(const struct py_process *p)
 	return !final_failure(p) && p->fail != PY_FAIL_NOT_PYTHON;
 }
 
-void registry_note_ended(struct py_registry *r, const struct py_process *p)
+void registry_note_ended(struct py_registry *r, const struct py_process *p, const char *comm)
 {
+	if (p->comm[0])
+		comm = p->comm;
 	r->ended_early++;
 	if (r->verbose)
 		fprintf(stderr, "%s: PID %d%s%s%s: ended before it could be profiled (%s)\n",
-			r->tool, (int)p->pid, p->comm[0] ? " (" : "", p->comm,
-			p->comm[0] ? ")" : "", p->err);
+			r->tool, (int)p->pid, comm && comm[0] ? " (" : "", comm ? comm : "",
+			comm && comm[0] ? ")" : "", p->err);
 }
 
 /* Number of OS threads of pid (field 20 of /proc/PID/stat), or 0. */
@@ -255,6 +257,7 @@ static void activate(struct py_registry *r, struct py_target *t, uint64_t now)
 		return;
 	}
 	t->state = TARGET_ACTIVE;
+	t->active_since_ns = now;
 	/* the same process after an exec keeps its pidfd */
 	if (t->pidfd < 0 && r->npidfds < MAX_PIDFDS) {
 		t->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
@@ -274,18 +277,21 @@ static void activate(struct py_registry *r, struct py_target *t, uint64_t now)
 }
 
 /* No thread runs Python code: nothing checked the frame and code offsets.
- * Wait for one, checking less and less often. */
-static void wait_for_frames(struct py_registry *r, struct py_target *t)
+ * Wait for one, checking less and less often (a process that is starting
+ * up runs its first code soon: every 20 ms while it is young). */
+static void wait_for_frames(struct py_registry *r, struct py_target *t, uint64_t now)
 {
+	bool young = t->starting && now - t->first_seen_ns < PENDING_GIVE_UP_NS;
+
 	if (t->state != TARGET_WAITING) {
 		t->state = TARGET_WAITING;
 		t->retry_ns = PENDING_RETRY_NS;
-		if ((r->only || r->verbose) && !t->reported) {
+		if ((r->only || (r->verbose && !young)) && !t->reported) {
 			fprintf(stderr, "%s: PID %d (%s): %s; waiting until one does\n", r->tool,
 				(int)t->pid, t->proc.comm, t->proc.err);
 			t->reported = true;
 		}
-	} else if (t->retry_ns < WAITING_RETRY_MAX_NS) {
+	} else if (t->retry_ns < WAITING_RETRY_MAX_NS && !young) {
 		t->retry_ns *= 2;
 	}
 }
@@ -308,11 +314,12 @@ static void try_target(struct py_registry *r, struct py_target *t)
 			fprintf(stderr, "%s: PID %d: %s; skipped\n", r->tool, (int)t->pid,
 				t->proc.err);
 			t->reported = true;
-		} else if (!r->only && t->seen_python) {
-			registry_note_ended(r, &t->proc);
+		} else if (!r->only && t->seen_python && !t->ended_counted) {
+			registry_note_ended(r, &t->proc, t->exec_comm);
+			t->ended_counted = true;
 		}
 	} else if (t->proc.fail == PY_FAIL_NO_FRAMES) {
-		wait_for_frames(r, t);
+		wait_for_frames(r, t, now);
 	} else if (final_failure(&t->proc) || now - t->first_seen_ns > PENDING_GIVE_UP_NS ||
 		   (!t->starting && !registry_failure_may_pass(&t->proc))) {
 		bool python = t->proc.fail != PY_FAIL_NOT_PYTHON;
@@ -333,7 +340,7 @@ static void try_target(struct py_registry *r, struct py_target *t)
 	}
 }
 
-void registry_consider(struct py_registry *r, pid_t pid, bool young)
+void registry_consider(struct py_registry *r, pid_t pid, bool young, const char *comm)
 {
 	struct py_target *t = registry_find(r, pid);
 
@@ -370,6 +377,10 @@ void registry_consider(struct py_registry *r, pid_t pid, bool young)
 	if (!young) /* not starting up: a short while of retries is enough */
 		t->first_seen_ns -= PENDING_GIVE_UP_NS - SETTLED_RETRY_NS;
 	t->reported = false;
+	snprintf(t->exec_comm, sizeof(t->exec_comm), "%s", comm ? comm : "");
+	/* a system-wide scan looks at processes with python in a file name;
+	 * an exec of a python* program is one too, even if it ends first */
+	t->seen_python = (!young && !r->only) || strncmp(t->exec_comm, "python", 6) == 0;
 	try_target(r, t);
 }
 
@@ -476,7 +487,7 @@ void registry_scan(struct py_registry *r)
 		if (*end || pid <= 0 || pid == getpid())
 			continue;
 		if (!registry_find(r, (pid_t)pid) && (r->only || maybe_python((pid_t)pid)))
-			registry_consider(r, (pid_t)pid, false);
+			registry_consider(r, (pid_t)pid, false, NULL);
 	}
 	closedir(d);
 }

@@ -43,7 +43,10 @@ struct py_target {
 	int pidfd; /* readable once the process has exited; -1: none (then /proc is polled) */
 	bool starting; /* just exec'd or forked: its interpreter may not be mapped yet */
 	bool many_threads; /* more than BPF's search covers, at the last look */
-	bool seen_python;  /* an interpreter was found in it at some look */
+	bool seen_python;  /* an interpreter was found in it at some look, or its name says python */
+	bool ended_counted; /* in ended_early already (a fork and its exec are one process) */
+	uint64_t active_since_ns; /* when it last became TARGET_ACTIVE */
+	char exec_comm[16]; /* its name when its exec was announced ("" unknown) */
 	struct py_offsets_candidates cand; /* TARGET_WAITING: the offsets to check again */
 	uint64_t retry_ns; /* TARGET_WAITING: between checks */
 };
@@ -72,8 +75,9 @@ void registry_init(struct py_registry *r, const char *tool, int procs_fd, int la
 void registry_free(struct py_registry *r);
 
 /* A pid to look at now (start-up, exec, fork). young: it may still be
- * starting, so failures are retried for a while. */
-void registry_consider(struct py_registry *r, pid_t pid, bool young);
+ * starting, so failures are retried for a while. comm: the program's name
+ * as an exec announced it, or NULL. */
+void registry_consider(struct py_registry *r, pid_t pid, bool young, const char *comm);
 
 /* Retries pending processes, notices exits (of processes without a pidfd;
  * the others are reported by registry_exit_fds), and hands BPF the thread
@@ -93,8 +97,8 @@ bool registry_failure_may_pass(const struct py_process *p);
 bool registry_failure_is_exit(const struct py_process *p);
 
 /* A Python process that ended before it could be profiled: counted for
- * the summary, named with -v (or -p). */
-void registry_note_ended(struct py_registry *r, const struct py_process *p);
+ * the summary, named with -v (comm: its name if p has none). */
+void registry_note_ended(struct py_registry *r, const struct py_process *p, const char *comm);
 
 /* How soon registry_tick wants to run again, in ms: 20 while a process is
  * pending, 1000 while one has no pidfd or many threads, a waiting one's

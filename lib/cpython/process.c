@@ -530,9 +530,9 @@ static int cross_check(struct py_process *p, const struct py_offsets *dwarf,
 	if (!field)
 		return 0;
 	return py_process_fail(p, PY_FAIL_UNSUPPORTED,
-			       "the interpreter's DWARF (%s) and the built-in 3.%d table disagree "
-			       "on %s (%d against %d): this build cannot be read safely",
-			       dwarf_path, p->version.minor, field, (int)dv, (int)tv);
+			       "its DWARF and the built-in 3.%d table disagree on %s (%d against "
+			       "%d): this build cannot be read safely (DWARF from %s)",
+			       p->version.minor, field, (int)dv, (int)tv, dwarf_path);
 }
 
 /* The offset sets worth validating, best first. */
