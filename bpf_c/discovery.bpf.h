@@ -24,13 +24,15 @@ BPF_HASH(only_pids, u32, u8, 64); /* SESSION_MAX_PIDS */
 
 RAW_TRACEPOINT_PROBE(sched_process_exec)
 {
-	struct pyb_proc_event ev = { .pid = bpf_get_current_pid_tgid() >> 32, .kind = PYB_EVENT_EXEC };
+	struct pyb_exec_event ex = { .ev = { .pid = bpf_get_current_pid_tgid() >> 32,
+					     .kind = PYB_EVENT_EXEC } };
 
 #ifdef PYB_ONLY_PIDS
-	if (!only_pids.lookup(&ev.pid))
+	if (!only_pids.lookup(&ex.ev.pid))
 		return 0;
 #endif
-	proc_events.perf_submit(ctx, &ev, sizeof(ev));
+	bpf_get_current_comm(&ex.comm, sizeof(ex.comm));
+	proc_events.perf_submit(ctx, &ex, sizeof(ex));
 	return 0;
 }
 

@@ -38,7 +38,7 @@ enum pyb_frame_model {
 
 /* One interpreter build's layout: offsets plus what the table cannot say. */
 struct pyb_layout {
-#define PYB_LAYOUT_MEMBER(name) pyb_s32 name;
+#define PYB_LAYOUT_MEMBER(name, ...) pyb_s32 name;
 	PY_OFFSET_FIELDS(PYB_LAYOUT_MEMBER)
 #undef PYB_LAYOUT_MEMBER
 	pyb_u32 frame_model;
@@ -189,6 +189,13 @@ struct pyb_proc_event {
 	pyb_u32 pid;
 	pyb_u32 kind; /* enum pyb_event_kind */
 	pyb_u64 key;  /* PYB_EVENT_NEW_STACK: its pystacks key */
+};
+
+/* PYB_EVENT_EXEC carries the new program's name too: a process that ends
+ * before user space looks at it is still known by it. */
+struct pyb_exec_event {
+	struct pyb_proc_event ev;
+	char comm[16];
 };
 
 #endif

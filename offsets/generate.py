@@ -21,8 +21,11 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+FIELDS_H = os.path.join(os.path.dirname(HERE), "bpf_c", "py_offset_fields.h")
 SPEC_RE = re.compile(
     r"^PY_(FIELD|SIZE)\((\w+),\s*(\d+),\s*(\d+),\s*([^,]+?)(?:,\s*([\w.]+))?\)\s*$")
+# X(name, first_minor, last_minor, debug_slot) in PY_OFFSET_FIELDS
+FIELD_RE = re.compile(r"^\s*X\((\w+),\s*(\d+),\s*(\d+),")
 
 # Headers that hold the structs we read, in the order they must be included.
 # Missing ones are skipped (they moved between versions).
@@ -42,6 +45,26 @@ def read_specs(path):
                 kind, name, lo, hi, ctype, member = m.groups()
                 specs.append((kind, name, int(lo), int(hi), ctype.strip(), member))
     return specs
+
+
+def read_required(path):
+    """{field: (first_minor, last_minor)} of the fields a walker needs."""
+    required = {}
+    with open(path) as f:
+        for line in f:
+            m = FIELD_RE.match(line)
+            if m and int(m.group(2)):
+                required[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+    return required
+
+
+def check_complete(specs, minor):
+    """Every field the walker of 3.MINOR needs has a path in field_specs.def."""
+    have = {name for _, name, lo, hi, _, _ in specs if lo <= minor <= hi}
+    missing = [name for name, (lo, hi) in read_required(FIELDS_H).items()
+               if lo <= minor <= hi and name not in have]
+    if missing:
+        sys.exit("field_specs.def has no path for 3.%d of: %s" % (minor, ", ".join(missing)))
 
 
 def header_version(include_dir):
@@ -79,6 +102,7 @@ def main():
     if major != 3:
         sys.exit("only CPython 3 is supported")
     specs = read_specs(os.path.join(HERE, "field_specs.def"))
+    check_complete(specs, minor)
     src = probe_source(args.include_dir, specs, minor)
     with tempfile.TemporaryDirectory() as tmp:
         c_file = os.path.join(tmp, "probe.c")

@@ -23,6 +23,9 @@
 #include "cpython/threads.h"
 
 #define MAX_FRAMES 4096
+/* a process that runs no Python code yet: how long to wait for a frame to
+ * check the offsets against */
+#define OPEN_WAIT_MS 1000
 
 static const char usage_text[] =
 	"Usage: pydump [-h] [-v] [--version] -p PID\n"
@@ -87,7 +90,7 @@ static int dump(pid_t pid, bool verbose)
 	struct py_frame *frames = NULL;
 	int n, rc = 1;
 
-	if (py_process_open(&p, pid) < 0) {
+	if (py_process_open_wait(&p, pid, OPEN_WAIT_MS) < 0) {
 		fprintf(stderr, "pydump: PID %d: %s\n", (int)pid, p.err);
 		return 1;
 	}

@@ -65,7 +65,7 @@ static int own_option(int opt, const char *arg, void *ctx)
 
 	switch (opt) {
 	case 'F':
-		if (cli_parse_small_int(arg, 1, 100000, &o->freq) < 0) {
+		if (cli_parse_small_int(arg, 1, 1000000, &o->freq) < 0) {
 			fprintf(stderr, "pyprofile: invalid frequency: %s\n", arg);
 			return -1;
 		}
@@ -169,10 +169,8 @@ int main(int argc, char **argv)
 	session_install_signals();
 	if (session_start_discovery(&s) < 0)
 		goto out;
-	if (bpfmod_attach_sampling(&s.bpf, sample_fd, o.freq) < 0) {
-		fprintf(stderr, "pyprofile: %s\n", s.bpf.err);
+	if (session_attach_sampling(&s, sample_fd, &o.freq) < 0)
 		goto out;
-	}
 	if (cli_open_output(&o.cli) < 0)
 		goto out;
 	/* the header goes to stdout unless stdout carries a non-text report */
@@ -186,7 +184,7 @@ int main(int argc, char **argv)
 	if (o.cli.format == REPORT_TEXT && !o.cli.output)
 		printf("\n");
 	report_init(&rep, o.delimiter);
-	rep.period_ns = 1000000000ull / (unsigned)o.freq;
+	rep.period_ns = session_sample_period_ns(&s);
 	session_collect(&s, &rep);
 	rc = report_write(&rep, o.cli.format, o.cli.out, "samples", "pyprofile") < 0;
 	session_print_summary(&s, "samples");

@@ -12,6 +12,7 @@
 #include "cpython/threads.h"
 
 #define THREADS_EVERY_NS (100ull * 1000 * 1000)
+#define GIL_RETRY_NS (500ull * 1000 * 1000)
 
 void gil_monitor_init(struct gil_monitor *m, const char *tool, int gils_fd, int threads_fd,
 		      int waits_fd, int hists_fd)
@@ -74,17 +75,21 @@ static struct gil_thread_info *add_thread(struct gil_monitor *m, pid_t pid, pid_
 
 /*
  * A new target, or (p set) a new program in a known one after an exec: find
- * its GIL, check it, tell BPF. Refusals are printed. An exec'd program's GIL
- * is another (at another address, its hand-over count starting again): its
- * hand-overs add to the process's count.
+ * its GIL, check it, tell BPF. A failure that may pass (a read that
+ * failed) is tried again on the next turns for GIL_RETRY_NS after the
+ * target became active; a process that ended first is counted with the
+ * others that did (registry_note_ended); other refusals are printed. An
+ * exec'd program's GIL is another (at another address, its hand-over count
+ * starting again): its hand-overs add to the process's count.
  */
-static void adopt(struct gil_monitor *m, struct py_target *t, uint64_t now,
-		  struct gil_proc_info *p)
+static void adopt(struct gil_monitor *m, struct py_registry *reg, struct py_target *t,
+		  uint64_t now, struct gil_proc_info *p)
 {
 	struct py_gil_state st;
 	uint64_t addr;
 	uint32_t key = (uint32_t)t->pid;
 	bool fresh = !p;
+	int rc;
 
 	if (fresh) {
 		if (m->nprocs == m->cap_procs) {
@@ -100,12 +105,24 @@ static void adopt(struct gil_monitor *m, struct py_target *t, uint64_t now,
 		memset(p, 0, sizeof(*p));
 		p->pid = t->pid;
 	}
-	p->activation = t->activations;
-	if (py_gil_locate(&t->proc, &addr) < 0 || py_gil_read(&t->proc, addr, &st) < 0 ||
-	    bpf_update_elem(m->gils_fd, &key, &addr, 0) < 0) {
-		fprintf(stderr, "%s: PID %d (%s, Python %d.%d%s): %s; skipped\n", m->tool,
-			(int)t->pid, t->proc.comm, t->proc.version.major, t->proc.version.minor,
-			t->proc.free_threaded ? "t" : "", t->proc.err);
+	rc = py_gil_locate(&t->proc, &addr);
+	if (rc == 0 && py_gil_read(&t->proc, addr, &st) < 0)
+		rc = py_process_fail(&t->proc, proc_alive(t->pid) ? PY_FAIL_TRANSIENT : PY_FAIL_GONE,
+				     "cannot read the GIL state");
+	if (rc == 0 && bpf_update_elem(m->gils_fd, &key, &addr, 0) < 0)
+		rc = py_process_fail(&t->proc, PY_FAIL_UNSUPPORTED, "cannot hand the GIL to BPF");
+	if (rc < 0) {
+		if (t->proc.fail == PY_FAIL_TRANSIENT && proc_alive(t->pid) &&
+		    now - t->active_since_ns < GIL_RETRY_NS)
+			return; /* not remembered: tried again next turn */
+		p->activation = t->activations;
+		if (!reg->only && registry_failure_is_exit(&t->proc))
+			registry_note_ended(reg, &t->proc, t->exec_comm);
+		else
+			fprintf(stderr, "%s: PID %d (%s, Python %d.%d%s): %s; skipped\n", m->tool,
+				(int)t->pid, t->proc.comm, t->proc.version.major,
+				t->proc.version.minor, t->proc.free_threaded ? "t" : "",
+				t->proc.err);
 		if (!fresh)
 			bpf_delete_elem(m->gils_fd, &key); /* the old program's GIL */
 		p->gone = true;
@@ -116,6 +133,7 @@ static void adopt(struct gil_monitor *m, struct py_target *t, uint64_t now,
 			m->nprocs++; /* remembered, so it is not tried again */
 		return;
 	}
+	p->activation = t->activations;
 	snprintf(p->comm, sizeof(p->comm), "%.15s", t->proc.comm);
 	snprintf(p->version, sizeof(p->version), "%d.%d.%d", t->proc.version.major,
 		 t->proc.version.minor, t->proc.version.micro);
@@ -205,7 +223,7 @@ void gil_monitor_tick(struct gil_monitor *m, struct py_registry *reg)
 			continue;
 		}
 		if (!p || p->activation != t->activations) {
-			adopt(m, t, now, p);
+			adopt(m, reg, t, now, p);
 			p = find_proc(m, t->pid);
 			list_threads = true;
 		}

@@ -31,6 +31,9 @@
 /* pidfds kept open at most: the descriptor limit is shared with /proc reads */
 #define MAX_PIDFDS 256
 #define SEED_EVERY_NS (1000ull * 1000 * 1000)
+/* A waiting target (no Python frame yet) is checked again after 20 ms,
+ * then less and less often, up to once a second. */
+#define WAITING_RETRY_MAX_NS (1000ull * 1000 * 1000)
 
 void registry_init(struct py_registry *r, const char *tool, int procs_fd, int layouts_fd,
 		   const pid_t *only, size_t nonly)
@@ -131,22 +134,37 @@ static int register_bpf(struct py_registry *r, struct py_target *t)
 	return bpf_update_elem(r->procs_fd, &key, &cfg, 0);
 }
 
-/* "no such process" can also come of a read that raced with a thread's
- * end: the process is gone only when /proc says so too. */
-static bool process_gone(const struct py_process *p)
+/*
+ * A process is gone when /proc says so: a read that found no process may
+ * have raced with a thread's end, and a process that exits makes any
+ * check fail (its memory goes first). A Python we could not have read
+ * anyway is still reported as such.
+ */
+bool registry_failure_is_exit(const struct py_process *p)
 {
-	return strstr(p->err, "no such process") && !proc_alive(p->pid);
+	return p->fail != PY_FAIL_NONE && p->fail != PY_FAIL_UNSUPPORTED && !proc_alive(p->pid);
 }
 
 /* Failures that will not go away by waiting. */
 static bool final_failure(const struct py_process *p)
 {
-	return strstr(p->err, "unsupported Python") || process_gone(p);
+	return p->fail == PY_FAIL_UNSUPPORTED || registry_failure_is_exit(p);
 }
 
 bool registry_failure_may_pass(const struct py_process *p)
 {
-	return !final_failure(p) && !strstr(p->err, "is this a Python process?");
+	return !final_failure(p) && p->fail != PY_FAIL_NOT_PYTHON;
+}
+
+void registry_note_ended(struct py_registry *r, const struct py_process *p, const char *comm)
+{
+	if (p->comm[0])
+		comm = p->comm;
+	r->ended_early++;
+	if (r->verbose)
+		fprintf(stderr, "%s: PID %d%s%s%s: ended before it could be profiled (%s)\n",
+			r->tool, (int)p->pid, comm && comm[0] ? " (" : "", comm ? comm : "",
+			comm && comm[0] ? ")" : "", p->err);
 }
 
 /* Number of OS threads of pid (field 20 of /proc/PID/stat), or 0. */
@@ -219,43 +237,92 @@ static void seed_thread_states(struct py_registry *r, struct py_target *t, uint6
 	free(threads);
 }
 
+/* -v: how the process was recognised. */
+static void say_recognised(const struct py_registry *r, const struct py_target *t)
+{
+	const struct py_process *p = &t->proc;
+
+	fprintf(stderr, "%s: PID %d (%s): CPython %s%s, %s, offsets from %s%s%s\n", r->tool,
+		(int)t->pid, p->comm, p->version_str, p->free_threaded ? " (free-threaded)" : "",
+		p->interp_path, py_offsets_source_name(p->source), p->notes[0] ? "; " : "",
+		p->notes);
+}
+
+static void activate(struct py_registry *r, struct py_target *t, uint64_t now)
+{
+	if (register_bpf(r, t) < 0) {
+		t->state = TARGET_REFUSED;
+		py_process_fail(&t->proc, PY_FAIL_UNSUPPORTED, "cannot register with BPF");
+		r->refused++;
+		return;
+	}
+	t->state = TARGET_ACTIVE;
+	t->active_since_ns = now;
+	/* the same process after an exec keeps its pidfd */
+	if (t->pidfd < 0 && r->npidfds < MAX_PIDFDS) {
+		t->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+		r->npidfds += t->pidfd >= 0;
+	}
+	t->activations++;
+	t->last_seed_ns = 0;
+	seed_thread_states(r, t, now);
+	r->active_ever++;
+	if (t->native_syms) /* the program's before an exec */
+		bcc_free_symcache(t->native_syms, t->pid);
+	t->native_syms = t->proc.frame_pointers ? bcc_symcache_new(t->pid, NULL) : NULL;
+	if (!t->proc.frame_pointers)
+		r->no_frame_pointers++;
+	if (r->verbose)
+		say_recognised(r, t);
+}
+
+/* No thread runs Python code: nothing checked the frame and code offsets.
+ * Wait for one, checking less and less often (a process that is starting
+ * up runs its first code soon: every 20 ms while it is young). */
+static void wait_for_frames(struct py_registry *r, struct py_target *t, uint64_t now)
+{
+	bool young = t->starting && now - t->first_seen_ns < PENDING_GIVE_UP_NS;
+
+	if (t->state != TARGET_WAITING) {
+		t->state = TARGET_WAITING;
+		t->retry_ns = PENDING_RETRY_NS;
+		if ((r->only || (r->verbose && !young)) && !t->reported) {
+			fprintf(stderr, "%s: PID %d (%s): %s; waiting until one does\n", r->tool,
+				(int)t->pid, t->proc.comm, t->proc.err);
+			t->reported = true;
+		}
+	} else if (t->retry_ns < WAITING_RETRY_MAX_NS && !young) {
+		t->retry_ns *= 2;
+	}
+}
+
 static void try_target(struct py_registry *r, struct py_target *t)
 {
 	uint64_t now = monotonic_ns();
+	int rc;
 
 	t->last_try_ns = now;
-	if (py_process_open(&t->proc, t->pid) == 0) {
-		if (register_bpf(r, t) < 0) {
-			t->state = TARGET_REFUSED;
-			snprintf(t->proc.err, sizeof(t->proc.err), "cannot register with BPF");
-		} else {
-			t->state = TARGET_ACTIVE;
-			/* the same process after an exec keeps its pidfd */
-			if (t->pidfd < 0 && r->npidfds < MAX_PIDFDS) {
-				t->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
-				r->npidfds += t->pidfd >= 0;
-			}
-			t->activations++;
-			t->last_seed_ns = 0;
-			seed_thread_states(r, t, now);
-			r->active_ever++;
-			if (t->native_syms) /* the program's before an exec */
-				bcc_free_symcache(t->native_syms, t->pid);
-			t->native_syms = t->proc.frame_pointers ? bcc_symcache_new(t->pid, NULL)
-								: NULL;
-			if (!t->proc.frame_pointers)
-				r->no_frame_pointers++;
-		}
-	} else if (process_gone(&t->proc)) {
+	/* waiting: the binary is known, only the check against memory is due */
+	rc = t->state == TARGET_WAITING ? py_process_choose(&t->proc, &t->cand)
+					: py_process_open_keep(&t->proc, t->pid, &t->cand);
+	t->seen_python |= t->proc.interp_path[0] != '\0';
+	if (rc == 0) {
+		activate(r, t, now);
+	} else if (registry_failure_is_exit(&t->proc)) {
 		t->state = TARGET_GONE;
 		if (r->only && !t->reported) {
 			fprintf(stderr, "%s: PID %d: %s; skipped\n", r->tool, (int)t->pid,
 				t->proc.err);
 			t->reported = true;
+		} else if (!r->only && t->seen_python && !t->ended_counted) {
+			registry_note_ended(r, &t->proc, t->exec_comm);
+			t->ended_counted = true;
 		}
+	} else if (t->proc.fail == PY_FAIL_NO_FRAMES) {
+		wait_for_frames(r, t, now);
 	} else if (final_failure(&t->proc) || now - t->first_seen_ns > PENDING_GIVE_UP_NS ||
 		   (!t->starting && !registry_failure_may_pass(&t->proc))) {
-		bool python = !strstr(t->proc.err, "is this a Python process?");
+		bool python = t->proc.fail != PY_FAIL_NOT_PYTHON;
 
 		t->state = python ? TARGET_REFUSED : TARGET_NOT_PYTHON;
 		r->refused += python;
@@ -273,7 +340,7 @@ static void try_target(struct py_registry *r, struct py_target *t)
 	}
 }
 
-void registry_consider(struct py_registry *r, pid_t pid, bool young)
+void registry_consider(struct py_registry *r, pid_t pid, bool young, const char *comm)
 {
 	struct py_target *t = registry_find(r, pid);
 
@@ -303,11 +370,17 @@ void registry_consider(struct py_registry *r, pid_t pid, bool young)
 		t->pid = pid;
 		t->pidfd = -1;
 	}
+	if (t->state == TARGET_WAITING) /* exec'd: its binary is to be read again */
+		t->state = TARGET_PENDING;
 	t->first_seen_ns = monotonic_ns();
 	t->starting = young;
 	if (!young) /* not starting up: a short while of retries is enough */
 		t->first_seen_ns -= PENDING_GIVE_UP_NS - SETTLED_RETRY_NS;
 	t->reported = false;
+	snprintf(t->exec_comm, sizeof(t->exec_comm), "%s", comm ? comm : "");
+	/* a system-wide scan looks at processes with python in a file name;
+	 * an exec of a python* program is one too, even if it ends first */
+	t->seen_python = (!young && !r->only) || strncmp(t->exec_comm, "python", 6) == 0;
 	try_target(r, t);
 }
 
@@ -318,7 +391,8 @@ void registry_tick(struct py_registry *r)
 	for (size_t i = 0; i < r->n; i++) {
 		struct py_target *t = &r->v[i];
 
-		if (t->state == TARGET_PENDING && now - t->last_try_ns >= PENDING_RETRY_NS) {
+		if ((t->state == TARGET_PENDING && now - t->last_try_ns >= PENDING_RETRY_NS) ||
+		    (t->state == TARGET_WAITING && now - t->last_try_ns >= t->retry_ns)) {
 			try_target(r, t);
 		} else if (t->state == TARGET_ACTIVE) {
 			if (t->pidfd < 0 && !proc_alive(t->pid))
@@ -332,12 +406,20 @@ void registry_tick(struct py_registry *r)
 int registry_turn_ms(const struct py_registry *r)
 {
 	int ms = REGISTRY_IDLE_TURN_MS;
+	uint64_t now = monotonic_ns();
 
 	for (size_t i = 0; i < r->n; i++) {
 		const struct py_target *t = &r->v[i];
 
 		if (t->state == TARGET_PENDING)
 			return (int)(PENDING_RETRY_NS / 1000000);
+		if (t->state == TARGET_WAITING) {
+			uint64_t due = t->last_try_ns + t->retry_ns;
+			int in_ms = due > now ? (int)((due - now + 999999) / 1000000) : 1;
+
+			if (in_ms < ms)
+				ms = in_ms;
+		}
 		if (t->state == TARGET_ACTIVE && (t->pidfd < 0 || t->many_threads))
 			ms = (int)(SEED_EVERY_NS / 1000000);
 	}
@@ -405,7 +487,7 @@ void registry_scan(struct py_registry *r)
 		if (*end || pid <= 0 || pid == getpid())
 			continue;
 		if (!registry_find(r, (pid_t)pid) && (r->only || maybe_python((pid_t)pid)))
-			registry_consider(r, (pid_t)pid, false);
+			registry_consider(r, (pid_t)pid, false, NULL);
 	}
 	closedir(d);
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The Python processes a tool watches: found at start and as they appear
- * (exec, fork, a /proc rescan), checked with lib/py_process, and handed to
+ * (exec, fork, a /proc rescan), checked with cpython/open.h, and handed to
  * BPF through two maps: `layouts` (one entry per distinct interpreter
- * layout) and `procs` (pid -> runtime address, layout, namespace).
+ * layout) and `procs` (pid -> runtime address, layout, namespace). What
+ * happens to a process that cannot be opened follows the class of the
+ * failure (enum py_failure), never its text.
  */
 #ifndef PYBPF_PY_REGISTRY_H
 #define PYBPF_PY_REGISTRY_H
@@ -19,6 +21,9 @@
 
 enum py_target_state {
 	TARGET_PENDING,    /* not (yet) readable: starting up; retried for a while */
+	TARGET_WAITING,    /* readable, but no thread runs Python code, so its offsets are
+			      unchecked: validated again (less and less often, up to once
+			      a second) until a frame passes, for the whole run */
 	TARGET_ACTIVE,     /* registered with BPF */
 	TARGET_NOT_PYTHON, /* not a Python process */
 	TARGET_REFUSED,    /* Python we must not read (unsupported, failed validation) */
@@ -38,6 +43,12 @@ struct py_target {
 	int pidfd; /* readable once the process has exited; -1: none (then /proc is polled) */
 	bool starting; /* just exec'd or forked: its interpreter may not be mapped yet */
 	bool many_threads; /* more than BPF's search covers, at the last look */
+	bool seen_python;  /* an interpreter was found in it at some look, or its name says python */
+	bool ended_counted; /* in ended_early already (a fork and its exec are one process) */
+	uint64_t active_since_ns; /* when it last became TARGET_ACTIVE */
+	char exec_comm[16]; /* its name when its exec was announced ("" unknown) */
+	struct py_offsets_candidates cand; /* TARGET_WAITING: the offsets to check again */
+	uint64_t retry_ns; /* TARGET_WAITING: between checks */
 };
 
 struct py_registry {
@@ -52,9 +63,11 @@ struct py_registry {
 	const pid_t *only; /* -p list; NULL: every Python process */
 	size_t nonly;
 	const char *tool; /* for messages */
+	bool verbose;     /* -v: say how each process was recognised, and which ended early */
 	struct code_names names;
 	/* for the summary */
 	size_t active_ever, exited, refused, no_frame_pointers;
+	size_t ended_early; /* Python processes that ended before they could be profiled */
 };
 
 void registry_init(struct py_registry *r, const char *tool, int procs_fd, int layouts_fd,
@@ -62,8 +75,9 @@ void registry_init(struct py_registry *r, const char *tool, int procs_fd, int la
 void registry_free(struct py_registry *r);
 
 /* A pid to look at now (start-up, exec, fork). young: it may still be
- * starting, so failures are retried for a while. */
-void registry_consider(struct py_registry *r, pid_t pid, bool young);
+ * starting, so failures are retried for a while. comm: the program's name
+ * as an exec announced it, or NULL. */
+void registry_consider(struct py_registry *r, pid_t pid, bool young, const char *comm);
 
 /* Retries pending processes, notices exits (of processes without a pidfd;
  * the others are reported by registry_exit_fds), and hands BPF the thread
@@ -73,13 +87,23 @@ void registry_consider(struct py_registry *r, pid_t pid, bool young);
 void registry_tick(struct py_registry *r);
 
 /* Whether a failure of py_process_open on a running process may pass if
- * tried again soon (a thread list that changed while being validated): not
- * for an unsupported version, a process that is not Python, or one gone. */
+ * tried again soon (a thread list that changed while being validated, no
+ * Python frame yet): not for an unsupported version, a process that is not
+ * Python, or one gone. */
 bool registry_failure_may_pass(const struct py_process *p);
 
+/* Whether a failure means the process ended (the class says so, or it is
+ * no longer alive and nothing says it could not have been read anyway). */
+bool registry_failure_is_exit(const struct py_process *p);
+
+/* A Python process that ended before it could be profiled: counted for
+ * the summary, named with -v (comm: its name if p has none). */
+void registry_note_ended(struct py_registry *r, const struct py_process *p, const char *comm);
+
 /* How soon registry_tick wants to run again, in ms: 20 while a process is
- * pending, 1000 while one has no pidfd or many threads, otherwise
- * REGISTRY_IDLE_TURN_MS (only thread counts are checked then). */
+ * pending, 1000 while one has no pidfd or many threads, a waiting one's
+ * next check, otherwise REGISTRY_IDLE_TURN_MS (only thread counts are
+ * checked then). */
 #define REGISTRY_IDLE_TURN_MS 5000
 int registry_turn_ms(const struct py_registry *r);
 

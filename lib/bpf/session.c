@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sys/perf_limits.h"
 #include "sys/proc_maps.h"
 #include "sys/clock.h"
 #include "bpf_c/py_abi.h"
@@ -75,7 +76,8 @@ static int precheck_pids(struct tool_session *s)
 		if (!p)
 			return -1;
 		/* a failure that may pass (threads that came and went while it
-		 * was validated) is left to the registry, which retries it */
+		 * was validated, no Python frame yet) is left to the registry,
+		 * which retries it */
 		if (py_process_open(p, s->pids[i]) == 0 || registry_failure_may_pass(p))
 			s->pids[kept++] = s->pids[i];
 		else
@@ -121,19 +123,20 @@ int session_compile(struct tool_session *s, const char *text, const char *const 
 static void on_proc_event(void *ctx, void *data, int size)
 {
 	struct tool_session *s = ctx;
-	struct pyb_proc_event ev;
+	struct pyb_exec_event ex = { 0 };
 
-	if (size < (int)sizeof(ev))
+	if (size < (int)sizeof(ex.ev))
 		return;
-	memcpy(&ev, data, sizeof(ev));
+	memcpy(&ex, data, (size_t)size < sizeof(ex) ? (size_t)size : sizeof(ex));
+	ex.comm[sizeof(ex.comm) - 1] = '\0';
 	/* fork also fires for new threads: only new processes matter */
-	if (ev.kind == PYB_EVENT_FORK) {
+	if (ex.ev.kind == PYB_EVENT_FORK) {
 		pid_t tgid;
 
-		if (proc_tgid((pid_t)ev.pid, &tgid) < 0 || tgid != (pid_t)ev.pid)
+		if (proc_tgid((pid_t)ex.ev.pid, &tgid) < 0 || tgid != (pid_t)ex.ev.pid)
 			return;
 	}
-	registry_consider(&s->reg, (pid_t)ev.pid, true);
+	registry_consider(&s->reg, (pid_t)ex.ev.pid, true, ex.comm);
 }
 
 static void on_stack_event(void *ctx, void *data, int size)
@@ -199,18 +202,21 @@ int session_start_discovery(struct tool_session *s)
 	}
 	registry_init(&s->reg, s->tool, bpfmod_table_fd(&s->bpf, "procs"),
 		      bpfmod_table_fd(&s->bpf, "layouts"), s->npids ? s->pids : NULL, s->npids);
+	s->reg.verbose = s->verbose;
 	s->reg.tstates_fd = bpfmod_table_fd(&s->bpf, "tstates");
 	s->reg.named_fd = bpfmod_table_fd(&s->bpf, "named_codes");
 	if (s->npids) {
 		for (size_t i = 0; i < s->npids; i++)
-			registry_consider(&s->reg, s->pids[i], false);
+			registry_consider(&s->reg, s->pids[i], false, NULL);
 		/* a failure that may pass is retried for a moment (registry.c) */
 		while (!registry_count(&s->reg, TARGET_ACTIVE) &&
 		       registry_count(&s->reg, TARGET_PENDING)) {
 			usleep(FAST_TURN_MS * 1000);
 			registry_tick(&s->reg);
 		}
-		if (!registry_count(&s->reg, TARGET_ACTIVE)) {
+		/* a target that runs no Python code yet is waited for during the run */
+		if (!registry_count(&s->reg, TARGET_ACTIVE) &&
+		    !registry_count(&s->reg, TARGET_WAITING)) {
 			fprintf(stderr, "%s: none of the given processes can be profiled\n", s->tool);
 			return -1;
 		}
@@ -225,7 +231,8 @@ static bool all_targets_gone(struct tool_session *s)
 	if (!s->npids)
 		return false;
 	for (size_t i = 0; i < s->reg.n; i++)
-		if (s->reg.v[i].state == TARGET_ACTIVE || s->reg.v[i].state == TARGET_PENDING)
+		if (s->reg.v[i].state == TARGET_ACTIVE || s->reg.v[i].state == TARGET_PENDING ||
+		    s->reg.v[i].state == TARGET_WAITING)
 			return false;
 	return true;
 }
@@ -285,10 +292,64 @@ void session_run(struct tool_session *s, int duration)
 	s->duration_ns = monotonic_ns() - start;
 	s->running = false;
 	/* stop sampling before reading, then name what is left */
+	if (s->sample_hz && s->bpf.nperf)
+		s->sample_ns = monotonic_ns() - s->sample_start_ns;
 	for (int i = 0; i < s->bpf.nperf; i++)
 		bpf_close_perf_event_fd(s->bpf.perf_fds[i]);
 	s->bpf.nperf = 0;
 	stack_collector_drain(&s->col, &s->reg, s->pystacks_fd);
+}
+
+int session_attach_sampling(struct tool_session *s, int prog_fd, int *hz)
+{
+	int limit = PERF_CPU_CLOCK_MAX_HZ, kernel_max = perf_max_sample_rate();
+
+	if (kernel_max > 0 && kernel_max < limit)
+		limit = kernel_max;
+	if (*hz > limit) {
+		if (limit == kernel_max)
+			fprintf(stderr,
+				"%s: -F %d is above the kernel's limit "
+				"(kernel.perf_event_max_sample_rate = %d): sampling at %d Hz\n",
+				s->tool, *hz, kernel_max, limit);
+		else
+			fprintf(stderr,
+				"%s: -F %d is more than a CPU clock timer can fire (every 10 us at "
+				"most): sampling at %d Hz\n", s->tool, *hz, limit);
+		*hz = limit;
+	}
+	if (bpfmod_attach_sampling(&s->bpf, prog_fd, *hz) < 0) {
+		fprintf(stderr, "%s: %s\n", s->tool, s->bpf.err);
+		return -1;
+	}
+	s->sample_hz = *hz;
+	s->sample_cpus = s->bpf.nperf;
+	s->sample_start_ns = monotonic_ns();
+	return 0;
+}
+
+double session_sampled_hz(struct tool_session *s)
+{
+	uint64_t all = session_stat(s, PYB_STAT_SAMPLES) + session_stat(s, PYB_STAT_OTHER);
+
+	if (!s->sample_ns || !s->sample_cpus)
+		return 0;
+	return (double)all / ((double)s->sample_ns / 1e9) / s->sample_cpus;
+}
+
+/* The kernel reached less than 90% of the rate asked. */
+static bool sampling_fell_short(struct tool_session *s, double reached)
+{
+	return s->sample_hz && reached > 0 && reached < 0.9 * s->sample_hz;
+}
+
+uint64_t session_sample_period_ns(struct tool_session *s)
+{
+	double reached = session_sampled_hz(s);
+
+	if (sampling_fell_short(s, reached))
+		return (uint64_t)(1e9 / reached);
+	return s->sample_hz ? 1000000000ull / (unsigned)s->sample_hz : 0;
 }
 
 uint64_t session_stat(struct tool_session *s, int which)
@@ -320,11 +381,48 @@ int session_collect(struct tool_session *s, struct report *rep)
 	return stack_collector_collect(&s->col, &s->reg, &maps, &s->filter, rep);
 }
 
+/*
+ * Python processes that were not profiled for no fault of theirs or ours:
+ * ones that ended before they could be opened, ones that ran no Python
+ * code (so their offsets could not be checked) for the whole run. One
+ * line each kind; each process with -v (or -p: the user named them).
+ */
+static void print_unprofiled(struct tool_session *s)
+{
+	size_t waiting = 0;
+
+	for (size_t i = 0; i < s->reg.n; i++) {
+		const struct py_target *t = &s->reg.v[i];
+
+		if (t->state != TARGET_WAITING)
+			continue;
+		waiting++;
+		if (s->npids || s->verbose)
+			fprintf(stderr,
+				"%s: PID %d (%s): ran no Python code during the run, so its offsets "
+				"could not be checked against a frame; not profiled\n",
+				s->tool, (int)t->pid, t->proc.comm);
+	}
+	if (waiting && !s->npids)
+		fprintf(stderr,
+			"%s: %zu Python process%s ran no Python code during the run, so %s "
+			"could not be checked; not profiled%s\n",
+			s->tool, waiting, waiting == 1 ? "" : "es",
+			waiting == 1 ? "its offsets" : "their offsets",
+			s->verbose ? "" : " (-v names them)");
+	if (s->reg.ended_early)
+		fprintf(stderr, "%s: %zu Python process%s ended before %s could be profiled%s\n",
+			s->tool, s->reg.ended_early, s->reg.ended_early == 1 ? "" : "es",
+			s->reg.ended_early == 1 ? "it" : "they",
+			s->verbose ? "" : " (-v names them)");
+}
+
 void session_print_summary(struct tool_session *s, const char *unit)
 {
 	uint64_t samples = session_stat(s, PYB_STAT_SAMPLES);
 	uint64_t no_ts = session_stat(s, PYB_STAT_NO_TSTATE);
 	size_t gone = s->reg.exited;
+	double reached;
 
 	fprintf(stderr,
 		"%s: %llu %s of %zu Python process%s (%zu exited during the run); "
@@ -361,9 +459,19 @@ void session_print_summary(struct tool_session *s, const char *unit)
 			"%s: native frames left out of %llu stacks: their native stack does not "
 			"pass through the interpreter's eval loop, so they cannot be placed\n",
 			s->tool, (unsigned long long)s->col.native_unplaced);
+	reached = session_sampled_hz(s);
+	if (s->verbose && s->sample_hz && !sampling_fell_short(s, reached))
+		fprintf(stderr, "%s: sampled %.0f times per CPU-second (%d asked)\n", s->tool,
+			reached, s->sample_hz);
+	if (sampling_fell_short(s, reached))
+		fprintf(stderr,
+			"%s: sampled %.0f times per CPU-second, not the %d asked (the kernel "
+			"throttled it): a sample stands for %.0f us in the report\n",
+			s->tool, reached, s->sample_hz, 1e6 / reached);
 	if (s->reg.refused)
 		fprintf(stderr, "%s: %zu Python process%s could not be profiled (see above)\n",
 			s->tool, s->reg.refused, s->reg.refused == 1 ? "" : "es");
+	print_unprofiled(s);
 }
 
 /* Every run counts, also the quick ones for other processes, so the time

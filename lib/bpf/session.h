@@ -35,6 +35,10 @@ struct tool_session {
 	 * a full drain is due */
 	bool running, hints_lost;
 	uint64_t start_realtime_ns, duration_ns; /* of the last session_run */
+	/* session_attach_sampling: the rate asked of the kernel, since when,
+	 * for how long (set when sampling stops) and on how many CPUs */
+	int sample_hz, sample_cpus;
+	uint64_t sample_start_ns, sample_ns;
 	int pystacks_fd, counts_fd, stacks_fd, stats_fd;
 	bool verbose;
 	/* called on every turn of session_run, if set; those turns come every
@@ -59,6 +63,23 @@ int session_compile(struct tool_session *s, const char *text, const char *const 
  * or -1 after printing why (e.g. no -p PID is a Python process).
  */
 int session_start_discovery(struct tool_session *s);
+
+/*
+ * Samples every CPU with the perf-event program prog_fd at *hz, capped at
+ * what the kernel allows (kernel.perf_event_max_sample_rate, and a timer
+ * that fires every 10 us at most), as perf does: a higher -F is lowered,
+ * with a warning, and *hz set to the rate asked of the kernel. Returns 0,
+ * or -1 after printing why.
+ */
+int session_attach_sampling(struct tool_session *s, int prog_fd, int *hz);
+
+/* Samples taken per CPU-second (every sample, of any process), once
+ * sampling stopped; 0 before. */
+double session_sampled_hz(struct tool_session *s);
+
+/* Time one sample stands for: 1/rate asked, or 1/rate reached when the
+ * kernel fell short of the rate asked by more than 10%. */
+uint64_t session_sample_period_ns(struct tool_session *s);
 
 /* Runs until duration seconds pass (0: forever), Ctrl-C/SIGTERM, or every
  * -p target has exited. */

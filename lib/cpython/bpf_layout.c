@@ -8,7 +8,7 @@ void py_bpf_layout(const struct py_process *p, struct pyb_layout *l)
 	int32_t span = 0, name_off;
 
 	memset(l, 0, sizeof(*l));
-#define COPY_FIELD(name) l->name = p->off.name;
+#define COPY_FIELD(name, ...) l->name = p->off.name;
 	PY_OFFSET_FIELDS(COPY_FIELD)
 #undef COPY_FIELD
 	l->minor = (uint32_t)p->version.minor;

@@ -84,16 +84,11 @@ int py_frames_read(struct py_process *p, uint64_t tstate, struct py_frame *out, 
 
 	*truncated = false;
 	if (span > sizeof(buf)) {
-		snprintf(p->err, sizeof(p->err), "frame offsets out of range");
-		return -1;
+		return py_process_fail(p, PY_FAIL_VALIDATION, "frame offsets out of range");
 	}
 	rc = py_frames_first(p, tstate, &frame);
-	if (rc < 0) {
-		snprintf(p->err, sizeof(p->err), "%s",
-			 rc == -ESRCH ? "no such process (it exited while being read)"
-				      : "cannot read the thread state");
-		return -1;
-	}
+	if (rc < 0)
+		return py_process_read_failed(p, rc, "the thread state");
 	while (frame) {
 		struct py_frame *f;
 		uint64_t code;
@@ -113,11 +108,8 @@ int py_frames_read(struct py_process *p, uint64_t tstate, struct py_frame *out, 
 		f->addr = frame;
 		rc = remote_read(p->pid, frame, buf, span);
 		if (rc < 0) {
-			if (rc == -ESRCH) {
-				snprintf(p->err, sizeof(p->err),
-					 "no such process (it exited while being read)");
-				return -1;
-			}
+			if (rc == -ESRCH)
+				return py_process_read_failed(p, rc, "a frame");
 			f->flags = PY_FRAME_UNREADABLE;
 			n++;
 			*truncated = true; /* cannot follow the chain past it */
@@ -148,8 +140,10 @@ int py_frames_read(struct py_process *p, uint64_t tstate, struct py_frame *out, 
 			uint64_t instr = u64_at(buf, p->off.frame_instr);
 
 			f->instr_offset = (int64_t)(instr - bytecode_base(p, buf, code));
-			if (f->instr_offset > (1 << 26) || f->instr_offset < -2)
+			if (f->instr_offset > (1 << 26) || f->instr_offset < -2) {
 				f->instr_offset = -1;
+				f->flags |= PY_FRAME_BAD_INSTR;
+			}
 			if (p->off.frame_is_entry >= 0 && buf[p->off.frame_is_entry])
 				f->flags |= PY_FRAME_ENTRY;
 		}

@@ -12,6 +12,8 @@
 enum py_frame_flags {
 	PY_FRAME_UNREADABLE = 1 << 0, /* frame memory or its code object is not valid */
 	PY_FRAME_ENTRY = 1 << 1,      /* first frame of an eval-loop activation (3.11+) */
+	PY_FRAME_BAD_INSTR = 1 << 2,  /* its instruction pointer is nowhere near its code
+					 (instr_offset then says -1) */
 };
 
 struct py_frame {

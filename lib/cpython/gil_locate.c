@@ -7,6 +7,7 @@
 
 #include "cpython/gil.h"
 #include "cpython/threads.h"
+#include "sys/proc_maps.h"
 
 /* One check of the holder: 1 when the GIL is free or names a thread of the
  * list, 0 when it names none, -1 when the threads cannot be read. */
@@ -38,25 +39,22 @@ int py_gil_locate(struct py_process *p, uint64_t *addr)
 	int listed = 0;
 
 	if (p->free_threaded) {
-		snprintf(p->err, sizeof(p->err),
-			 "free-threaded Python %d.%dt has no GIL", p->version.major, p->version.minor);
-		return -1;
+		return py_process_fail(p, PY_FAIL_UNSUPPORTED, "free-threaded Python %d.%dt has no GIL",
+				       p->version.major, p->version.minor);
 	}
 	*addr = py_gil_address(p, 0);
-	if (!*addr || py_gil_read(p, *addr, &st) < 0) {
-		snprintf(p->err, sizeof(p->err), "cannot read the GIL state");
-		return -1;
-	}
+	if (!*addr || py_gil_read(p, *addr, &st) < 0)
+		return py_process_fail(p, proc_alive(p->pid) ? PY_FAIL_TRANSIENT : PY_FAIL_GONE,
+				       "cannot read the GIL state");
 	/* switch interval: 5000 us unless the program changed it */
 	if (st.interval_us == 0 || st.interval_us > 100000000ull || (st.locked != 0 && st.locked != 1)) {
-		snprintf(p->err, sizeof(p->err),
-			 "GIL state failed validation (interval %llu, locked %d)",
-			 (unsigned long long)st.interval_us, (int)st.locked);
-		return -1;
+		return py_process_fail(p, PY_FAIL_VALIDATION,
+				       "GIL state failed validation (interval %llu, locked %d)",
+				       (unsigned long long)st.interval_us, (int)st.locked);
 	}
 	threads = calloc(PY_MAX_THREADS, sizeof(*threads));
 	if (!threads)
-		return -1;
+		return py_process_fail(p, PY_FAIL_TRANSIENT, "out of memory");
 	for (int try = 0; try < TRIES; try++) {
 		if (try > 0) {
 			usleep(PAUSE_US);
@@ -68,11 +66,9 @@ int py_gil_locate(struct py_process *p, uint64_t *addr)
 			break;
 	}
 	free(threads);
-	if (listed == 0) {
-		snprintf(p->err, sizeof(p->err),
-			 "GIL state failed validation (holder 0x%llx is no thread state)",
-			 (unsigned long long)st.last_holder);
-		return -1;
-	}
+	if (listed == 0)
+		return py_process_fail(p, PY_FAIL_VALIDATION,
+				       "GIL state failed validation (holder 0x%llx is no thread state)",
+				       (unsigned long long)st.last_holder);
 	return 0;
 }

@@ -10,13 +10,21 @@
 /* Generated at build time from offsets/cpython-3.N.offsets. */
 extern const char *const py_builtin_tables[];
 
-static const char *const field_names[] = {
-#define PY_OFFSET_NAME(name) #name,
-	PY_OFFSET_FIELDS(PY_OFFSET_NAME)
-#undef PY_OFFSET_NAME
+/* PY_OFFSET_FIELDS as a table. */
+static const struct {
+	const char *name;
+	int first_minor, last_minor; /* needed by the walker of these */
+	const char *debug_slot;      /* in _Py_DebugOffsets, or NULL */
+} fields[] = {
+#define PY_OFFSET_ROW(name, first, last, slot) { #name, first, last, slot },
+	PY_OFFSET_FIELDS(PY_OFFSET_ROW)
+#undef PY_OFFSET_ROW
 };
 
-#define FIELD_COUNT (sizeof(field_names) / sizeof(field_names[0]))
+#define FIELD_COUNT (sizeof(fields) / sizeof(fields[0]))
+_Static_assert(sizeof(struct py_offsets) == FIELD_COUNT * sizeof(int32_t) &&
+		       FIELD_COUNT == PY_OFF_COUNT,
+	       "struct py_offsets is the field list, nothing else");
 
 const char *py_offsets_source_name(enum py_offsets_source src)
 {
@@ -48,7 +56,7 @@ size_t py_offsets_count(void)
 
 const char *py_offsets_name_at(size_t i)
 {
-	return i < FIELD_COUNT ? field_names[i] : NULL;
+	return i < FIELD_COUNT ? fields[i].name : NULL;
 }
 
 int32_t py_offsets_value_at(const struct py_offsets *o, size_t i)
@@ -56,10 +64,15 @@ int32_t py_offsets_value_at(const struct py_offsets *o, size_t i)
 	return i < FIELD_COUNT ? ((const int32_t *)o)[i] : PY_OFFSET_ABSENT;
 }
 
+int32_t *py_offsets_field_at(struct py_offsets *o, size_t i)
+{
+	return i < FIELD_COUNT ? (int32_t *)o + i : NULL;
+}
+
 int32_t *py_offsets_field(struct py_offsets *o, const char *name)
 {
 	for (size_t i = 0; i < FIELD_COUNT; i++)
-		if (strcmp(field_names[i], name) == 0)
+		if (strcmp(fields[i].name, name) == 0)
 			return (int32_t *)o + i;
 	return NULL;
 }
@@ -151,48 +164,33 @@ int py_offsets_builtin_table(int minor, struct py_offsets *o)
 	return -1;
 }
 
+bool py_offsets_required(size_t i, int minor)
+{
+	return i < FIELD_COUNT && fields[i].first_minor && minor >= fields[i].first_minor &&
+	       minor <= fields[i].last_minor;
+}
+
+const char *py_offsets_debug_slot(size_t i)
+{
+	return i < FIELD_COUNT ? fields[i].debug_slot : NULL;
+}
+
 const char *py_offsets_missing(const struct py_offsets *o, int minor)
 {
-	/* Fields every walker needs, then the ones tied to a version range. */
-	static const struct {
-		const char *name;
-		int first_minor, last_minor;
-	} required[] = {
-		{ "runtime_interpreters_head", 8, 99 },
-		{ "interp_next", 8, 99 },
-		{ "interp_threads_head", 8, 99 },
-		{ "tstate_next", 8, 99 },
-		{ "tstate_interp", 8, 99 },
-		{ "tstate_frame", 8, 99 },
-		{ "tstate_thread_id", 8, 99 },
-		{ "frame_previous", 8, 99 },
-		{ "frame_code", 8, 99 },
-		{ "frame_instr", 8, 99 },
-		{ "code_filename", 8, 99 },
-		{ "code_name", 8, 99 },
-		{ "code_firstlineno", 8, 99 },
-		{ "code_linetable", 8, 99 },
-		{ "object_type", 8, 99 },
-		{ "bytes_size", 8, 99 },
-		{ "bytes_data", 8, 99 },
-		{ "unicode_length", 8, 99 },
-		{ "unicode_state", 8, 99 },
-		{ "unicode_ascii_size", 8, 99 },
-		{ "unicode_compact_size", 8, 99 },
-		{ "cframe_current_frame", 11, 12 },
-		{ "tstate_native_thread_id", 11, 99 },
-		{ "frame_owner", 11, 99 },
-		{ "frame_is_entry", 11, 11 },
-		{ "code_qualname", 11, 99 },
-		{ "code_adaptive", 11, 99 },
-	};
-	struct py_offsets copy = *o;
+	for (size_t i = 0; i < FIELD_COUNT; i++)
+		if (py_offsets_required(i, minor) && py_offsets_value_at(o, i) == PY_OFFSET_ABSENT)
+			return fields[i].name;
+	return NULL;
+}
 
-	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
-		if (minor < required[i].first_minor || minor > required[i].last_minor)
-			continue;
-		if (*py_offsets_field(&copy, required[i].name) == PY_OFFSET_ABSENT)
-			return required[i].name;
+const char *py_offsets_disagreement(const struct py_offsets *a, const struct py_offsets *b,
+				    int32_t *va, int32_t *vb)
+{
+	for (size_t i = 0; i < FIELD_COUNT; i++) {
+		*va = py_offsets_value_at(a, i);
+		*vb = py_offsets_value_at(b, i);
+		if (*va != PY_OFFSET_ABSENT && *vb != PY_OFFSET_ABSENT && *va != *vb)
+			return fields[i].name;
 	}
 	return NULL;
 }

@@ -163,40 +163,6 @@ size_t debug_offsets_size(int minor)
 	return n * sizeof(uint64_t);
 }
 
-/* Our field <- debug-offset slot, where the meaning is the same. */
-static const struct {
-	const char *field, *slot;
-} direct[] = {
-	{ "runtime_interpreters_head", "runtime_state.interpreters_head" },
-	{ "interp_next", "interpreter_state.next" },
-	{ "interp_threads_head", "interpreter_state.threads_head" },
-	{ "interp_ceval_gil", "interpreter_state.ceval_gil" },
-	{ "tstate_next", "thread_state.next" },
-	{ "tstate_interp", "thread_state.interp" },
-	{ "tstate_frame", "thread_state.current_frame" },
-	{ "tstate_thread_id", "thread_state.thread_id" },
-	{ "tstate_native_thread_id", "thread_state.native_thread_id" },
-	{ "frame_previous", "interpreter_frame.previous" },
-	{ "frame_code", "interpreter_frame.executable" },
-	{ "frame_instr", "interpreter_frame.instr_ptr" },
-	{ "frame_owner", "interpreter_frame.owner" },
-	{ "frame_tlbc_index", "interpreter_frame.tlbc_index" },
-	{ "code_filename", "code_object.filename" },
-	{ "code_name", "code_object.name" },
-	{ "code_qualname", "code_object.qualname" },
-	{ "code_firstlineno", "code_object.firstlineno" },
-	{ "code_linetable", "code_object.linetable" },
-	{ "code_adaptive", "code_object.co_code_adaptive" },
-	{ "code_tlbc", "code_object.co_tlbc" },
-	{ "object_type", "pyobject.ob_type" },
-	{ "bytes_size", "bytes_object.ob_size" },
-	{ "bytes_data", "bytes_object.ob_sval" },
-	{ "unicode_length", "unicode_object.length" },
-	{ "unicode_state", "unicode_object.state" },
-	{ "unicode_ascii_size", "unicode_object.asciiobject_size" },
-	{ "unicode_compact_size", "unicode_object.compactunicodeobject_size" },
-};
-
 int debug_offsets_decode(const uint8_t *raw, size_t len, int minor, struct py_offsets *o,
 			 uint64_t *version_hex, bool *free_threaded, char *err, size_t errlen)
 {
@@ -226,21 +192,26 @@ int debug_offsets_decode(const uint8_t *raw, size_t len, int minor, struct py_of
 			 (unsigned long long)*version_hex, minor);
 		return -1;
 	}
-	for (size_t i = 0; i < sizeof(direct) / sizeof(direct[0]); i++) {
-		long s = slot_of(layout, direct[i].slot);
+	/* our fields whose meaning is the slot's (PY_OFFSET_FIELDS says which) */
+	for (size_t i = 0; i < py_offsets_count(); i++) {
+		const char *slot = py_offsets_debug_slot(i);
+		long s = slot ? slot_of(layout, slot) : -1;
 
 		if (s < 0)
-			continue;
+			continue; /* not in this minor's layout */
 		if (slots[s] > 1u << 20) { /* offsets into structs are small */
-			snprintf(err, errlen, "implausible %s = %llu", direct[i].slot,
+			snprintf(err, errlen, "implausible %s = %llu", slot,
 				 (unsigned long long)slots[s]);
 			return -1;
 		}
-		*py_offsets_field(o, direct[i].field) = (int32_t)slots[s];
+		*py_offsets_field_at(o, i) = (int32_t)slots[s];
 	}
 	/* PyCompactUnicodeObject adds utf8_length and utf8 to PyASCIIObject. */
 	if (o->unicode_compact_size == PY_OFFSET_ABSENT && o->unicode_ascii_size != PY_OFFSET_ABSENT)
 		o->unicode_compact_size = o->unicode_ascii_size + 16;
+	/* A code object is a PyVarObject like bytes: its ob_size (in code
+	 * units) sits where the bytes' does. */
+	o->code_size = o->bytes_size;
 	/* Locked and holder are published relative to the interpreter state;
 	 * we want them relative to the GIL struct, reached through ceval.gil. */
 	gil_base = slots[slot_of(layout, "interpreter_state.gil_runtime_state")];

@@ -9,14 +9,14 @@
 #include <unistd.h>
 
 struct field_spec {
-	const char *field;
+	enum py_offset_index field; /* a name missing from PY_OFFSET_FIELDS does not compile */
 	int first_minor, last_minor;
 	const char *type, *member; /* member NULL: sizeof(type) */
 };
 
 static const struct field_spec specs[] = {
-#define PY_FIELD(f, lo, hi, t, m) { #f, lo, hi, #t, #m },
-#define PY_SIZE(f, lo, hi, t) { #f, lo, hi, #t, NULL },
+#define PY_FIELD(f, lo, hi, t, m) { PY_OFF_##f, lo, hi, #t, #m },
+#define PY_SIZE(f, lo, hi, t) { PY_OFF_##f, lo, hi, #t, NULL },
 #include "offsets/field_specs.def"
 #undef PY_FIELD
 #undef PY_SIZE
@@ -180,7 +180,7 @@ static bool resolve_visitor(Dwarf_Die *die, void *arg)
 		 * CPython struct has: hostile DWARF must not reach the readers */
 		if (v < 0 || v > 1 << 20)
 			continue;
-		*py_offsets_field(st->o, specs[i].field) = (int32_t)v;
+		*py_offsets_field_at(st->o, specs[i].field) = (int32_t)v;
 		st->done[i] = true;
 		st->resolved++;
 		st->remaining--;

@@ -15,14 +15,43 @@
 #include "sys/proc_maps.h"
 #include "sys/remote_mem.h"
 
-int py_process_fail(struct py_process *p, const char *fmt, ...)
+const char *py_failure_name(enum py_failure f)
+{
+	switch (f) {
+	case PY_FAIL_NONE:
+		return "none";
+	case PY_FAIL_GONE:
+		return "gone";
+	case PY_FAIL_NOT_PYTHON:
+		return "not Python";
+	case PY_FAIL_UNSUPPORTED:
+		return "unsupported";
+	case PY_FAIL_TRANSIENT:
+		return "transient";
+	case PY_FAIL_VALIDATION:
+		return "validation failed";
+	case PY_FAIL_NO_FRAMES:
+		return "no Python frames";
+	}
+	return "?";
+}
+
+int py_process_fail(struct py_process *p, enum py_failure why, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(p->err, sizeof(p->err), fmt, ap);
 	va_end(ap);
+	p->fail = why;
 	return -1;
+}
+
+int py_process_read_failed(struct py_process *p, int rc, const char *what)
+{
+	if (rc == -ESRCH)
+		return py_process_fail(p, PY_FAIL_GONE, "no such process (it exited while being read)");
+	return py_process_fail(p, PY_FAIL_TRANSIENT, "cannot read %s: %s", what, strerror(-rc));
 }
 
 void py_process_note(struct py_process *p, const char *fmt, ...)
@@ -146,12 +175,13 @@ static int find_interpreter(struct py_process *p, const struct proc_maps *maps,
 		if (strncmp(proc_map_basename(&maps->v[i]), "libpython", 9) == 0)
 			lib_map = lowest_mapping(maps, &maps->v[i]);
 	if (!lib_map)
-		return py_process_fail(p, "no _PyRuntime: is this a Python process?");
+		return py_process_fail(p, PY_FAIL_NOT_PYTHON, "no _PyRuntime: is this a Python process?");
 	if (open_mapped_file(p->pid, lib_map, img, p->interp_open, sizeof(p->interp_open)) < 0)
-		return py_process_fail(p, "cannot read %s: %s", lib_map->path, strerror(errno));
+		return py_process_fail(p, PY_FAIL_TRANSIENT, "cannot read %s: %s", lib_map->path,
+				       strerror(errno));
 	if (!looks_like_python(img)) {
 		elf_image_close(img);
-		return py_process_fail(p, "no _PyRuntime: is this a Python process?");
+		return py_process_fail(p, PY_FAIL_NOT_PYTHON, "no _PyRuntime: is this a Python process?");
 	}
 	p->interp_is_library = true;
 	path_in_process(p->pid, lib_map->path, p->interp_path, sizeof(p->interp_path));
@@ -241,7 +271,7 @@ static int detect_version(struct py_process *p, struct elf_image *img)
 	     elf_image_read_vaddr(img, sym, &hex, sizeof(hex)) == 0)) {
 		py_version_from_hex(hex, &p->version);
 		if (p->version.major != 3 || p->version.minor < 11)
-			return py_process_fail(p, "Py_Version says 0x%08x: not a CPython 3 version", hex);
+			return py_process_fail(p, PY_FAIL_UNSUPPORTED, "Py_Version says 0x%08x: not a CPython 3 version", hex);
 	} else {
 		struct version_scan scan = { .want_minor = hint_minor };
 
@@ -249,7 +279,7 @@ static int detect_version(struct py_process *p, struct elf_image *img)
 		if (!scan.matches)
 			elf_image_each_string(img, ".rodata", scan_version_string, &scan);
 		if (scan.ambiguous)
-			return py_process_fail(p, "ambiguous Python version strings in %s", p->interp_path);
+			return py_process_fail(p, PY_FAIL_UNSUPPORTED, "ambiguous Python version strings in %s", p->interp_path);
 		if (scan.matches) {
 			p->version = scan.found;
 		} else if (hint_minor >= 0) {
@@ -260,22 +290,25 @@ static int detect_version(struct py_process *p, struct elf_image *img)
 			p->version.micro = -1;
 			p->version.level = 0xf;
 		} else {
-			return py_process_fail(p, "cannot determine the Python version of %s", p->interp_path);
+			/* the Py_GetVersion() buffer is written as it starts up */
+			return py_process_fail(p, PY_FAIL_TRANSIENT,
+					       "cannot determine the Python version of %s",
+					       p->interp_path);
 		}
 	}
 	py_version_format(&p->version, p->version_str, sizeof(p->version_str));
 	if (hint_minor >= 0 && (hint_major != p->version.major || hint_minor != p->version.minor))
-		return py_process_fail(p, "%s contains Python %s: file name and contents disagree",
+		return py_process_fail(p, PY_FAIL_UNSUPPORTED, "%s contains Python %s: file name and contents disagree",
 			    p->interp_path, p->version_str);
 	if (!py_version_supported(&p->version)) {
 		if (p->version.major == 3 && p->version.minor > PY_MINOR_LAST_SUPPORTED)
-			return py_process_fail(p, "unsupported Python %d.%d: newer than this pybpf-tools knows",
+			return py_process_fail(p, PY_FAIL_UNSUPPORTED, "unsupported Python %d.%d: newer than this pybpf-tools knows",
 				    p->version.major, p->version.minor);
-		return py_process_fail(p, "unsupported Python %d.%d", p->version.major, p->version.minor);
+		return py_process_fail(p, PY_FAIL_UNSUPPORTED, "unsupported Python %d.%d", p->version.major, p->version.minor);
 	}
 	p->rules = py_rules_for(p->version.minor, p->free_threaded);
 	if (!p->rules)
-		return py_process_fail(p, "unsupported Python %s%s", p->version_str,
+		return py_process_fail(p, PY_FAIL_UNSUPPORTED, "unsupported Python %s%s", p->version_str,
 				       p->free_threaded ? " (free-threaded)" : "");
 	return 0;
 }
@@ -313,7 +346,7 @@ static int find_runtime(struct py_process *p, struct elf_image *img)
 
 	if (elf_image_symbol(img, "_PyRuntime", &value, &size) != 0 &&
 	    elf_image_section(img, ".PyRuntime", &value, &size) != 0)
-		return py_process_fail(p, "no _PyRuntime: is this a Python process?");
+		return py_process_fail(p, PY_FAIL_NOT_PYTHON, "no _PyRuntime: is this a Python process?");
 	p->runtime_addr = p->load_bias + value;
 
 	static const struct {
@@ -326,50 +359,58 @@ static int find_runtime(struct py_process *p, struct elf_image *img)
 	};
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		if (elf_image_symbol(img, types[i].name, &value, &size) != 0)
-			return py_process_fail(p, "no %s symbol in %s", types[i].name, p->interp_path);
+			return py_process_fail(p, PY_FAIL_UNSUPPORTED, "no %s symbol in %s", types[i].name, p->interp_path);
 		*(uint64_t *)((char *)p + types[i].field) = p->load_bias + value;
 	}
 	find_eval_loop(p, img);
 	return 0;
 }
 
-/* 3.13+: the interpreter's own table at &_PyRuntime. */
+/*
+ * 3.13+: the interpreter's own table at &_PyRuntime. Its layout is known
+ * per minor (offsets_debug.c); a pre-release older than the first one with
+ * that layout (rules: debug_offsets_since) has another and is refused.
+ */
 static int offsets_from_debug(struct py_process *p, struct py_offsets *o)
 {
 	uint8_t raw[DEBUG_OFFSETS_MAX_BYTES];
 	size_t need = debug_offsets_size(p->version.minor);
 	uint64_t hex;
 	bool ft;
-	char err[160];
-	struct py_version dv;
+	char err[160], since[24];
+	struct py_version dv, first;
 	int rc;
 
-	if (!need) {
-		py_process_note(p, "no _Py_DebugOffsets layout for 3.%d", p->version.minor);
-		return -1;
-	}
+	if (!need)
+		return py_process_fail(p, PY_FAIL_UNSUPPORTED,
+				       "unsupported Python %s: no _Py_DebugOffsets layout known for 3.%d",
+				       p->version_str, p->version.minor);
 	rc = remote_read(p->pid, p->runtime_addr, raw, need);
-	if (rc < 0) {
-		py_process_note(p, "cannot read _Py_DebugOffsets: %s", strerror(-rc));
-		return -1;
-	}
-	if (debug_offsets_decode(raw, need, p->version.minor, o, &hex, &ft, err, sizeof(err)) < 0) {
-		py_process_note(p, "%s", err);
-		return -1;
-	}
+	if (rc < 0)
+		return py_process_read_failed(p, rc, "_Py_DebugOffsets");
+	if (debug_offsets_decode(raw, need, p->version.minor, o, &hex, &ft, err, sizeof(err)) < 0)
+		return py_process_fail(p, PY_FAIL_UNSUPPORTED, "no offsets for Python %s (%s)",
+				       p->version_str, err);
 	py_version_from_hex(hex, &dv);
-	/* Pre-releases may change the table between builds: demand exact match. */
-	if (dv.level != 0xf && hex != py_version_hex(&p->version)) {
-		py_process_note(p, "_Py_DebugOffsets is from pre-release 0x%08llx", (unsigned long long)hex);
-		return -1;
-	}
+	if (p->version.micro >= 0 && (uint32_t)hex != py_version_hex(&p->version))
+		return py_process_fail(p, PY_FAIL_UNSUPPORTED,
+				       "_Py_DebugOffsets is from 0x%08llx, Py_Version says %s",
+				       (unsigned long long)hex, p->version_str);
 	p->version = dv;
 	py_version_format(&p->version, p->version_str, sizeof(p->version_str));
 	p->free_threaded = ft;
 	p->rules = py_rules_for(p->version.minor, ft);
-	if (!p->rules) {
-		py_process_note(p, "no rules for Python %s%s", p->version_str, ft ? "t" : "");
-		return -1;
+	if (!p->rules)
+		return py_process_fail(p, PY_FAIL_UNSUPPORTED, "unsupported Python %s%s",
+				       p->version_str, ft ? " (free-threaded)" : "");
+	if (!py_rules_debug_layout_valid(p->rules, (uint32_t)hex)) {
+		py_version_from_hex(p->rules->debug_offsets_since, &first);
+		py_version_format(&first, since, sizeof(since));
+		return py_process_fail(p, PY_FAIL_UNSUPPORTED,
+				       "unsupported Python %s: pre-releases of 3.%d before %s have "
+				       "another _Py_DebugOffsets layout than the one this "
+				       "pybpf-tools knows",
+				       p->version_str, p->version.minor, since);
 	}
 	return 0;
 }
@@ -424,15 +465,15 @@ static int find_dwarf_file(struct py_process *p, struct elf_image *img, char *ou
 	return -1;
 }
 
-static int offsets_from_dwarf(struct py_process *p, struct elf_image *img, struct py_offsets *o)
+static int offsets_from_dwarf(struct py_process *p, struct elf_image *img, struct py_offsets *o,
+			      char *path, size_t len)
 {
-	char path[PATH_MAX + 128];
 	const char *missing;
 	int n;
 
 	if (p->rules->has_debug_offsets)
 		return -1; /* they publish their own offsets */
-	if (find_dwarf_file(p, img, path, sizeof(path)) < 0)
+	if (find_dwarf_file(p, img, path, len) < 0)
 		return -1;
 	py_offsets_clear(o);
 	n = dwarf_offsets_resolve(path, p->version.minor, o);
@@ -474,22 +515,50 @@ static void find_pthread_tid_offset(struct py_process *p, const struct proc_maps
 	}
 }
 
+/*
+ * DWARF describes this very binary, the table the headers of its version:
+ * where both name a field they must agree. When they do not, one of them
+ * does not fit this build, and validation would not catch every field
+ * (a wrong co_firstlineno shifts every line number and nothing else).
+ */
+static int cross_check(struct py_process *p, const struct py_offsets *dwarf,
+		       const struct py_offsets *table, const char *dwarf_path)
+{
+	int32_t dv, tv;
+	const char *field = py_offsets_disagreement(dwarf, table, &dv, &tv);
+
+	if (!field)
+		return 0;
+	return py_process_fail(p, PY_FAIL_UNSUPPORTED,
+			       "its DWARF and the built-in 3.%d table disagree on %s (%d against "
+			       "%d): this build cannot be read safely (DWARF from %s)",
+			       p->version.minor, field, (int)dv, (int)tv, dwarf_path);
+}
+
 /* The offset sets worth validating, best first. */
 static int candidate_offsets(struct py_process *p, struct elf_image *img,
 			     struct py_offsets_candidates *c)
 {
+	char dwarf_path[PATH_MAX + 128];
+
 	c->n = 0;
 	if (p->rules->has_debug_offsets) {
-		if (offsets_from_debug(p, &c->v[c->n].off) == 0)
-			c->v[c->n++].src = PY_OFFSETS_DEBUG;
-	} else {
-		if (offsets_from_dwarf(p, img, &c->v[c->n].off) == 0)
-			c->v[c->n++].src = PY_OFFSETS_DWARF;
-		if (py_offsets_builtin_table(p->version.minor, &c->v[c->n].off) == 0)
-			c->v[c->n++].src = PY_OFFSETS_TABLE;
+		if (offsets_from_debug(p, &c->v[c->n].off) < 0)
+			return -1;
+		c->v[c->n++].src = PY_OFFSETS_DEBUG;
+		return 0;
+	}
+	if (offsets_from_dwarf(p, img, &c->v[c->n].off, dwarf_path, sizeof(dwarf_path)) == 0)
+		c->v[c->n++].src = PY_OFFSETS_DWARF;
+	if (py_offsets_builtin_table(p->version.minor, &c->v[c->n].off) == 0) {
+		c->v[c->n].src = PY_OFFSETS_TABLE;
+		if (c->n && cross_check(p, &c->v[0].off, &c->v[c->n].off, dwarf_path) < 0)
+			return -1;
+		c->n++;
 	}
 	if (!c->n)
-		return py_process_fail(p, "no offsets for Python %s (%s)", p->version_str, p->notes);
+		return py_process_fail(p, PY_FAIL_UNSUPPORTED, "no offsets for Python %s (%s)",
+				       p->version_str, p->notes);
 	return 0;
 }
 
@@ -503,11 +572,13 @@ int py_process_inspect(struct py_process *p, pid_t pid, struct py_offsets_candid
 	p->pid = pid;
 	py_offsets_clear(&p->off);
 	if (pid <= 0 || !proc_exists(pid))
-		return py_process_fail(p, "no such process");
+		return py_process_fail(p, PY_FAIL_GONE, "no such process");
 	rc = proc_maps_read(pid, &maps);
+	if (rc == -ESRCH)
+		return py_process_fail(p, PY_FAIL_GONE, "no such process");
 	if (rc < 0)
-		return py_process_fail(p, rc == -ESRCH ? "no such process" : "cannot read /proc/%d/maps: %s",
-			    (int)pid, strerror(-rc));
+		return py_process_fail(p, PY_FAIL_TRANSIENT, "cannot read /proc/%d/maps: %s", (int)pid,
+				       strerror(-rc));
 	if (proc_ns_pid(pid, &p->ns_pid) < 0)
 		p->ns_pid = pid;
 	proc_comm(pid, 0, p->comm, sizeof(p->comm));
@@ -525,6 +596,6 @@ int py_process_inspect(struct py_process *p, pid_t pid, struct py_offsets_candid
 	}
 	proc_maps_free(&maps);
 	if (rc < 0 && !proc_exists(pid))
-		return py_process_fail(p, "no such process (it exited while being read)");
+		return py_process_fail(p, PY_FAIL_GONE, "no such process (it exited while being read)");
 	return rc;
 }

@@ -20,6 +20,28 @@
 #define PY_ERR_LEN 256
 #define PY_EVAL_RANGES 16
 
+/*
+ * Why a process could not be opened, for callers to act on (p->err says it
+ * for people, as precisely as it can). Set together with p->err.
+ */
+enum py_failure {
+	PY_FAIL_NONE = 0,
+	PY_FAIL_GONE,        /* it exited (or exits: a read found no process) */
+	PY_FAIL_NOT_PYTHON,  /* no CPython interpreter in it (yet: see TRANSIENT) */
+	PY_FAIL_UNSUPPORTED, /* a Python we must not read: its version, its build, a
+				_Py_DebugOffsets layout we do not know, offset sources
+				that disagree. Final. */
+	PY_FAIL_TRANSIENT,   /* may pass when tried again soon: a starting interpreter,
+				a read that failed, a list that changed under us */
+	PY_FAIL_VALIDATION,  /* the offsets did not fit its memory (threads that come
+				and go make this happen now and then; a retry may pass) */
+	PY_FAIL_NO_FRAMES,   /* readable, but no thread runs Python code to check the
+				offsets against: wait until one does */
+};
+
+/* "gone", "not Python", ... for diagnostics. */
+const char *py_failure_name(enum py_failure f);
+
 struct py_process {
 	pid_t pid;    /* host pid */
 	pid_t ns_pid; /* pid inside its own PID namespace */
@@ -51,6 +73,7 @@ struct py_process {
 	int32_t pthread_tid_offset; /* 3.8-3.10: tid inside glibc's struct pthread */
 
 	char err[PY_ERR_LEN];
+	enum py_failure fail; /* the class of err */
 	char notes[512]; /* why better offset sources were not used */
 };
 
@@ -66,14 +89,19 @@ struct py_offsets_candidates {
 /*
  * Looks at a process from outside: its interpreter, version, runtime and
  * the offsets it could be read with. Returns 0, or -1 with a precise
- * reason in p->err ("no such process", "unsupported Python 3.7", ...).
- * py_process_open (cpython/open.h) also checks the offsets.
+ * reason in p->err ("no such process", "unsupported Python 3.7", ...) and
+ * its class in p->fail. py_process_open (cpython/open.h) also checks the
+ * offsets.
  */
 int py_process_inspect(struct py_process *p, pid_t pid, struct py_offsets_candidates *c);
 
-/* Sets p->err; returns -1. */
-int py_process_fail(struct py_process *p, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/* Sets p->fail and p->err; returns -1. */
+int py_process_fail(struct py_process *p, enum py_failure why, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A failed remote read (a negative errno) as a failure: the process gone
+ * (-ESRCH) or transient. Sets p->err to "cannot read WHAT: ..."; returns -1. */
+int py_process_read_failed(struct py_process *p, int rc, const char *what);
 /* Adds to p->notes (why better sources were not used). */
 void py_process_note(struct py_process *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -6,44 +6,60 @@
 /* Sources: CPython's Include/ (cpython/frameobject.h, internal/pycore_frame.h,
  * cpython/unicodeobject.h, internal/pycore_gil.h, cpython/pystate.h) per tag;
  * ../shared/reference/cpython-internals.md summarizes them. */
-#define GIL_BUILD(m, model, instr, shim, tags, lines, gil, dbg, tid)                            \
+#define GIL_BUILD(m, model, instr, shim, tags, lines, gil, dbg_since, tid)                      \
 	{ .minor = m, .free_threaded = false, .frame_model = model, .instr_unit = instr,         \
 	  .first_shim_owner = shim, .stackref_tag_mask = tags, .str_state_interned_bits = 2,   \
-	  .line_format = lines, .gil_home = gil, .has_debug_offsets = dbg, .thread_id = tid }
+	  .line_format = lines, .gil_home = gil, .has_debug_offsets = (dbg_since) != 0,         \
+	  .debug_offsets_since = dbg_since, .thread_id = tid }
+
+/*
+ * The first pre-release with the _Py_DebugOffsets layout of the final
+ * release (CPython's Include/internal/pycore_debug_offsets.h, pycore_runtime.h
+ * in 3.13, per tag): 3.13.0rc2 added free_threaded, the GIL state fields and
+ * the list/dict/float/long/bytes/unicode/gc sections; 3.14.0b2 added
+ * code_object_generation, tlbc_generation and llist_node; 3.15.0b4 inserted
+ * thread_state.last_profiled_frame_seq, which moved every later slot.
+ */
+#define DEBUG_OFFSETS_313 0x030d00c2u /* 3.13.0rc2 */
+#define DEBUG_OFFSETS_314 0x030e00b2u /* 3.14.0b2 */
+#define DEBUG_OFFSETS_315 0x030f00b4u /* 3.15.0b4 */
 
 static const struct py_rules rules[] = {
 	GIL_BUILD(8, PY_FRAMES_OBJECTS, PY_INSTR_LASTI_BYTES, 0, 0, PY_LINES_LNOTAB,
-		  PY_GIL_IN_RUNTIME, false, PY_TID_FROM_PTHREAD),
+		  PY_GIL_IN_RUNTIME, 0, PY_TID_FROM_PTHREAD),
 	GIL_BUILD(9, PY_FRAMES_OBJECTS, PY_INSTR_LASTI_BYTES, 0, 0, PY_LINES_LNOTAB,
-		  PY_GIL_IN_RUNTIME, false, PY_TID_FROM_PTHREAD),
+		  PY_GIL_IN_RUNTIME, 0, PY_TID_FROM_PTHREAD),
 	GIL_BUILD(10, PY_FRAMES_OBJECTS, PY_INSTR_LASTI_UNITS, 0, 0, PY_LINES_PEP626,
-		  PY_GIL_IN_RUNTIME, false, PY_TID_FROM_PTHREAD),
+		  PY_GIL_IN_RUNTIME, 0, PY_TID_FROM_PTHREAD),
 	/* 3.11: owner exists, but shims arrive in 3.12 (FRAME_OWNED_BY_CSTACK = 3) */
 	GIL_BUILD(11, PY_FRAMES_CFRAME, PY_INSTR_POINTER, 0, 0, PY_LINES_PEP657,
-		  PY_GIL_IN_RUNTIME, false, PY_TID_NATIVE),
+		  PY_GIL_IN_RUNTIME, 0, PY_TID_NATIVE),
 	GIL_BUILD(12, PY_FRAMES_CFRAME, PY_INSTR_POINTER, 3, 0, PY_LINES_PEP657,
-		  PY_GIL_IN_INTERPRETER, false, PY_TID_NATIVE),
+		  PY_GIL_IN_INTERPRETER, 0, PY_TID_NATIVE),
 	GIL_BUILD(13, PY_FRAMES_CURRENT, PY_INSTR_POINTER, 3, 0, PY_LINES_PEP657,
-		  PY_GIL_IN_INTERPRETER, true, PY_TID_NATIVE),
+		  PY_GIL_IN_INTERPRETER, DEBUG_OFFSETS_313, PY_TID_NATIVE),
 	/* 3.14: f_executable is a _PyStackRef; owner 3 = INTERPRETER, 4 = CSTACK */
 	GIL_BUILD(14, PY_FRAMES_CURRENT, PY_INSTR_POINTER, 3, 3, PY_LINES_PEP657,
-		  PY_GIL_IN_INTERPRETER, true, PY_TID_NATIVE),
+		  PY_GIL_IN_INTERPRETER, DEBUG_OFFSETS_314, PY_TID_NATIVE),
 	GIL_BUILD(15, PY_FRAMES_CURRENT, PY_INSTR_POINTER, 3, 3, PY_LINES_PEP657,
-		  PY_GIL_IN_INTERPRETER, true, PY_TID_NATIVE),
+		  PY_GIL_IN_INTERPRETER, DEBUG_OFFSETS_315, PY_TID_NATIVE),
 	/* Free-threaded builds: 32-byte object header (offsets say so), the
 	 * interned state a whole byte from 3.14. No GIL unless re-enabled. */
 	{ .minor = 13, .free_threaded = true, .frame_model = PY_FRAMES_CURRENT,
 	  .instr_unit = PY_INSTR_POINTER, .first_shim_owner = 3, .stackref_tag_mask = 0,
 	  .str_state_interned_bits = 2, .line_format = PY_LINES_PEP657,
-	  .gil_home = PY_GIL_IN_INTERPRETER, .has_debug_offsets = true, .thread_id = PY_TID_NATIVE },
+	  .gil_home = PY_GIL_IN_INTERPRETER, .has_debug_offsets = true,
+	  .debug_offsets_since = DEBUG_OFFSETS_313, .thread_id = PY_TID_NATIVE },
 	{ .minor = 14, .free_threaded = true, .frame_model = PY_FRAMES_CURRENT,
 	  .instr_unit = PY_INSTR_POINTER, .first_shim_owner = 3, .stackref_tag_mask = 3,
 	  .str_state_interned_bits = 8, .line_format = PY_LINES_PEP657,
-	  .gil_home = PY_GIL_IN_INTERPRETER, .has_debug_offsets = true, .thread_id = PY_TID_NATIVE },
+	  .gil_home = PY_GIL_IN_INTERPRETER, .has_debug_offsets = true,
+	  .debug_offsets_since = DEBUG_OFFSETS_314, .thread_id = PY_TID_NATIVE },
 	{ .minor = 15, .free_threaded = true, .frame_model = PY_FRAMES_CURRENT,
 	  .instr_unit = PY_INSTR_POINTER, .first_shim_owner = 3, .stackref_tag_mask = 3,
 	  .str_state_interned_bits = 8, .line_format = PY_LINES_PEP657,
-	  .gil_home = PY_GIL_IN_INTERPRETER, .has_debug_offsets = true, .thread_id = PY_TID_NATIVE },
+	  .gil_home = PY_GIL_IN_INTERPRETER, .has_debug_offsets = true,
+	  .debug_offsets_since = DEBUG_OFFSETS_315, .thread_id = PY_TID_NATIVE },
 };
 
 const struct py_rules *py_rules_for(int minor, bool free_threaded)
@@ -52,4 +68,13 @@ const struct py_rules *py_rules_for(int minor, bool free_threaded)
 		if (rules[i].minor == minor && rules[i].free_threaded == free_threaded)
 			return &rules[i];
 	return NULL;
+}
+
+bool py_rules_debug_layout_valid(const struct py_rules *r, uint32_t hex)
+{
+	bool final = ((hex >> 4) & 0xf) == 0xf;
+
+	if (!r->has_debug_offsets || (hex >> 16) != (0x0300u | (uint32_t)r->minor))
+		return false;
+	return final || hex >= r->debug_offsets_since;
 }

@@ -66,11 +66,22 @@ struct py_rules {
 	enum py_line_format line_format;
 	enum py_gil_home gil_home;
 	bool has_debug_offsets; /* _Py_DebugOffsets at &_PyRuntime (3.13+) */
+	/* PY_VERSION_HEX of the first pre-release whose _Py_DebugOffsets has
+	 * the layout offsets_debug.c knows for this minor (earlier alphas and
+	 * betas had others); 0 without _Py_DebugOffsets */
+	uint32_t debug_offsets_since;
 	enum py_thread_id thread_id;
 };
 
 /* The row for 3.minor (free-threaded or not), or NULL if we have none. */
 const struct py_rules *py_rules_for(int minor, bool free_threaded);
+
+/*
+ * Whether the _Py_DebugOffsets of a build whose PY_VERSION_HEX is hex has
+ * the layout we know for r's minor: every final release and release
+ * candidate from r->debug_offsets_since on do; older pre-releases do not.
+ */
+bool py_rules_debug_layout_valid(const struct py_rules *r, uint32_t hex);
 
 /* The bit of PyASCIIObject.state that says "ascii". */
 static inline unsigned py_rules_str_ascii_bit(const struct py_rules *r)

@@ -12,10 +12,7 @@
 
 static int read_failed(struct py_process *p, int rc, const char *what)
 {
-	if (rc == -ESRCH)
-		snprintf(p->err, sizeof(p->err), "no such process (it exited while being read)");
-	else
-		snprintf(p->err, sizeof(p->err), "cannot read %s: %s", what, strerror(-rc));
+	py_process_read_failed(p, rc, what);
 	return rc;
 }
 
@@ -83,9 +80,10 @@ static int read_once(struct py_process *p, struct py_thread *out, size_t max)
 			memset(th, 0, sizeof(*th));
 			rc = remote_read_u64(p->pid, tstate + (uint64_t)p->off.tstate_interp, &back);
 			if (rc == 0 && back != interp) {
-				snprintf(p->err, sizeof(p->err),
-					 "thread state 0x%llx does not point back to its interpreter",
-					 (unsigned long long)tstate);
+				py_process_fail(p, PY_FAIL_VALIDATION,
+						"thread state 0x%llx does not point back to its "
+						"interpreter",
+						(unsigned long long)tstate);
 				free(ids);
 				return -EAGAIN;
 			}

@@ -12,6 +12,7 @@
 #include "cpython/linetable.h"
 #include "cpython/code.h"
 #include "cpython/offsets.h"
+#include "cpython/rules.h"
 #include "cpython/version.h"
 
 static int passed, failed;
@@ -126,6 +127,84 @@ static void test_debug_offsets(void)
 	      strstr(err, "implausible"));
 }
 
+/* Each minor's layout, every slot set (distinct small values): the walker's
+ * fields all come out of it (or are derived), so 3.13+ need no table. */
+static void test_debug_offsets_complete(void)
+{
+	for (int minor = 13; minor <= 15; minor++) {
+		uint8_t raw[DEBUG_OFFSETS_MAX_BYTES] = { 0 };
+		size_t size = debug_offsets_size(minor);
+		struct py_offsets o;
+		uint64_t hex;
+		bool ft;
+		char err[128];
+
+		memcpy(raw, "xdebugpy", 8);
+		put_slot(raw, 1, 0x030000f0u | (uint64_t)minor << 16);
+		for (size_t s = 3; s < size / 8; s++)
+			put_slot(raw, s, 8 * s);
+		CHECK(debug_offsets_decode(raw, size, minor, &o, &hex, &ft, err, sizeof(err)) == 0);
+		CHECK(py_offsets_missing(&o, minor) == NULL);
+		CHECK(o.code_size == o.bytes_size); /* derived: both PyVarObject's ob_size */
+	}
+}
+
+/* The one field list: required ranges, debug slots, disagreements. */
+static void test_field_list(void)
+{
+	struct py_offsets a, b;
+	int32_t va, vb;
+
+	CHECK(py_offsets_count() == PY_OFF_COUNT);
+	CHECK(strcmp(py_offsets_name_at(PY_OFF_code_firstlineno), "code_firstlineno") == 0);
+	CHECK(py_offsets_required(PY_OFF_code_code, 9) && !py_offsets_required(PY_OFF_code_code, 11));
+	CHECK(py_offsets_required(PY_OFF_code_size, 15) && !py_offsets_required(PY_OFF_code_size, 10));
+	CHECK(!py_offsets_required(PY_OFF_runtime_gil, 9)); /* pygil's, not the walker's */
+	CHECK(py_offsets_required(PY_OFF_frame_is_entry, 11) &&
+	      !py_offsets_required(PY_OFF_frame_is_entry, 12));
+	CHECK(strcmp(py_offsets_debug_slot(PY_OFF_frame_instr), "interpreter_frame.instr_ptr") == 0);
+	CHECK(py_offsets_debug_slot(PY_OFF_cframe_current_frame) == NULL);
+	py_offsets_builtin_table(11, &a);
+	b = a;
+	CHECK(py_offsets_disagreement(&a, &b, &va, &vb) == NULL);
+	b.code_tlbc = 8; /* absent on one side: not compared */
+	CHECK(py_offsets_disagreement(&a, &b, &va, &vb) == NULL);
+	b.code_firstlineno += 4;
+	CHECK(py_offsets_disagreement(&a, &b, &va, &vb) &&
+	      strcmp(py_offsets_disagreement(&a, &b, &va, &vb), "code_firstlineno") == 0 &&
+	      va == 72 && vb == 76);
+}
+
+/* Pre-releases older than the first with the layout we know are refused. */
+static void test_debug_layout_prereleases(void)
+{
+	const struct py_rules *r13 = py_rules_for(13, false), *r14 = py_rules_for(14, false);
+	const struct py_rules *r15 = py_rules_for(15, false), *r15t = py_rules_for(15, true);
+	const struct py_rules *r12 = py_rules_for(12, false);
+
+	if (!r13 || !r14 || !r15 || !r15t || !r12) {
+		CHECK(!"rules rows for 3.12-3.15");
+		return;
+	}
+	CHECK(!r12->has_debug_offsets && !py_rules_debug_layout_valid(r12, 0x030c01f0));
+	/* finals, whatever the micro */
+	CHECK(py_rules_debug_layout_valid(r13, 0x030d00f0) && py_rules_debug_layout_valid(r13, 0x030d12f0));
+	CHECK(py_rules_debug_layout_valid(r14, 0x030e0af0) && py_rules_debug_layout_valid(r15, 0x030f02f0));
+	/* 3.13: the layout of rc2 on */
+	CHECK(!py_rules_debug_layout_valid(r13, 0x030d00a1));
+	CHECK(!py_rules_debug_layout_valid(r13, 0x030d00b4));
+	CHECK(!py_rules_debug_layout_valid(r13, 0x030d00c1));
+	CHECK(py_rules_debug_layout_valid(r13, 0x030d00c2) && py_rules_debug_layout_valid(r13, 0x030d00c3));
+	/* 3.14: b2 on */
+	CHECK(!py_rules_debug_layout_valid(r14, 0x030e00a7) && !py_rules_debug_layout_valid(r14, 0x030e00b1));
+	CHECK(py_rules_debug_layout_valid(r14, 0x030e00b2) && py_rules_debug_layout_valid(r14, 0x030e00c1));
+	/* 3.15: b4 on, free-threaded alike */
+	CHECK(!py_rules_debug_layout_valid(r15, 0x030f00b3) && !py_rules_debug_layout_valid(r15t, 0x030f00b1));
+	CHECK(py_rules_debug_layout_valid(r15, 0x030f00b4) && py_rules_debug_layout_valid(r15t, 0x030f00c1));
+	/* another minor's version is never valid for this row */
+	CHECK(!py_rules_debug_layout_valid(r14, 0x030f00f0) && !py_rules_debug_layout_valid(r14, 0x020e00f0));
+}
+
 static void test_linetables(void)
 {
 	/* 3.8 lnotab: line 10 at 0, +2 lines at byte 6, +1 line at byte 10. */
@@ -177,6 +256,9 @@ int main(void)
 	test_versions();
 	test_tables();
 	test_debug_offsets();
+	test_debug_offsets_complete();
+	test_field_list();
+	test_debug_layout_prereleases();
 	test_linetables();
 	test_utf8();
 	printf("%d passed, %d failed\n", passed, failed);
