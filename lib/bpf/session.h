@@ -35,6 +35,7 @@ struct tool_session {
 	 * a full drain is due */
 	bool running, hints_lost;
 	uint64_t start_realtime_ns, duration_ns; /* of the last session_run */
+	uint64_t start_ns, end_ns; /* monotonic (BPF's clock): start, and when BPF was stopped */
 	int pystacks_fd, counts_fd, stacks_fd, stats_fd;
 	bool verbose;
 	/* called on every turn of session_run, if set; those turns come every
@@ -61,7 +62,7 @@ int session_compile(struct tool_session *s, const char *text, const char *const 
 int session_start_discovery(struct tool_session *s);
 
 /* Runs until duration seconds pass (0: forever), Ctrl-C/SIGTERM, or every
- * -p target has exited. */
+ * -p target has exited; then detaches every BPF program (the maps stay). */
 void session_run(struct tool_session *s, int duration);
 
 /* The counts that pass s->filter as rows of rep (and the run's times). */
