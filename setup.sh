@@ -426,9 +426,11 @@ do_test() {
     say "test: pydump tests with the sanitizer build"
     PYBPF_BUILD=$asan UBSAN_OPTIONS=halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
         "$HOST_PY" -m pytest -p no:cacheprovider -q tests/test_pydump.py || rc=1
-    say "test: fuzz targets, ${FUZZ_SECONDS:-20} s each (tests/fuzz/run.sh)"
-    # a fixed seed: each run explores the same way, so a red CI is reproducible
-    FUZZ_ARGS=${FUZZ_ARGS:--seed=1} "$ROOT/tests/fuzz/run.sh" "${FUZZ_SECONDS:-20}" || rc=1
+    say "test: fuzz targets: committed inputs replayed, fixed exploration (tests/fuzz/run.sh)"
+    # deterministic: the committed corpus and regression inputs, then -seed=1
+    # and a fixed number of runs from them only, so every machine gives the
+    # same verdict; time-based exploration (run.sh --explore) never gates
+    "$ROOT/tests/fuzz/run.sh" || rc=1
     say "test: $HOST_PY -m pytest -v tests/"
     "$HOST_PY" -m pytest -p no:cacheprovider -v tests/ || prc=$?
     if [ $prc = 5 ]; then

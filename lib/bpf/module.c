@@ -15,6 +15,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "sys/cpu_list.h"
+
 static bool path_exists(const char *path)
 {
 	return access(path, F_OK) == 0;
@@ -95,17 +97,41 @@ int bpfmod_compile(struct bpfmod *m, const char *text, const char *const *cflags
 	return 0;
 }
 
-void bpfmod_close(struct bpfmod *m)
+void bpfmod_detach(struct bpfmod *m)
 {
 	for (int i = 0; i < m->nperf; i++)
 		bpf_close_perf_event_fd(m->perf_fds[i]);
+	m->nperf = 0;
 	for (int i = 0; i < m->nattach; i++)
 		close(m->attach_fds[i]);
+	m->nattach = 0;
+}
+
+void bpfmod_close(struct bpfmod *m)
+{
+	bpfmod_detach(m);
 	for (int i = 0; i < m->nreaders; i++)
 		perf_reader_free(m->readers[i]);
+	free(m->readers);
+	free(m->perf_fds);
 	if (m->mod)
 		bpf_module_destroy(m->mod);
 	memset(m, 0, sizeof(*m));
+}
+
+/* Room for n more entries in a growing array of elem-sized items. */
+static int reserve(void **v, int *cap, int used, int n, size_t elem)
+{
+	void *grown;
+
+	if (used + n <= *cap)
+		return 0;
+	grown = realloc(*v, (size_t)(used + n) * elem);
+	if (!grown)
+		return -1;
+	*v = grown;
+	*cap = used + n;
+	return 0;
 }
 
 int bpfmod_load(struct bpfmod *m, const char *fn, int prog_type)
@@ -143,40 +169,15 @@ int bpfmod_load(struct bpfmod *m, const char *fn, int prog_type)
 	return fd;
 }
 
-int online_cpus(int *cpus, int max)
-{
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-	int n = 0, lo, hi;
-	char sep;
-
-	if (!f) {
-		long c = sysconf(_SC_NPROCESSORS_ONLN);
-
-		for (int i = 0; i < c && n < max; i++)
-			cpus[n++] = i;
-		return n;
-	}
-	while (fscanf(f, "%d", &lo) == 1) {
-		hi = lo;
-		if (fscanf(f, "%c", &sep) == 1 && sep == '-') {
-			if (fscanf(f, "%d", &hi) != 1)
-				break;
-			if (fscanf(f, "%c", &sep) != 1)
-				sep = '\n';
-		}
-		for (int c = lo; c <= hi && n < max; c++)
-			cpus[n++] = c;
-		if (sep != ',')
-			break;
-	}
-	fclose(f);
-	return n;
-}
-
 int bpfmod_attach_sampling(struct bpfmod *m, int progfd, int freq)
 {
-	int cpus[BPFMOD_MAX_CPUS], n = online_cpus(cpus, BPFMOD_MAX_CPUS);
+	int *cpus, n = cpu_list_online(&cpus);
 
+	if (reserve((void **)&m->perf_fds, &m->cap_perf, m->nperf, n, sizeof(int)) < 0) {
+		free(cpus);
+		snprintf(m->err, sizeof(m->err), "out of memory for %d perf events", n);
+		return -1;
+	}
 	for (int i = 0; i < n; i++) {
 		int fd = bpf_attach_perf_event(progfd, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
 					       0, (uint64_t)freq, -1, cpus[i], -1);
@@ -186,10 +187,12 @@ int bpfmod_attach_sampling(struct bpfmod *m, int progfd, int freq)
 				continue; /* CPU went offline */
 			snprintf(m->err, sizeof(m->err), "perf_event_open on CPU %d failed: %s",
 				 cpus[i], strerror(errno));
+			free(cpus);
 			return -1;
 		}
 		m->perf_fds[m->nperf++] = fd;
 	}
+	free(cpus);
 	return 0;
 }
 
@@ -227,35 +230,39 @@ int bpfmod_table_fd(struct bpfmod *m, const char *table)
 int bpfmod_open_events(struct bpfmod *m, const char *table, bpfmod_event_fn fn,
 			   bpfmod_lost_fn lost, void *ctx, int pages)
 {
-	int cpus[BPFMOD_MAX_CPUS], n = online_cpus(cpus, BPFMOD_MAX_CPUS);
 	int map_fd = bpf_table_fd(m->mod, table);
+	int *cpus, n, rc = -1;
 
 	if (map_fd < 0) {
 		snprintf(m->err, sizeof(m->err), "no table %s", table);
 		return -1;
 	}
+	n = cpu_list_online(&cpus);
+	if (reserve((void **)&m->readers, &m->cap_readers, m->nreaders, n, sizeof(void *)) < 0) {
+		snprintf(m->err, sizeof(m->err), "out of memory for %d perf buffers", n);
+		goto out;
+	}
 	for (int i = 0; i < n; i++) {
 		void *reader;
 		int key = cpus[i], fd;
 
-		if (m->nreaders >= (int)(sizeof(m->readers) / sizeof(m->readers[0]))) {
-			snprintf(m->err, sizeof(m->err), "too many perf buffers");
-			return -1;
-		}
 		reader = bpf_open_perf_buffer(fn, lost, ctx, -1, cpus[i], pages);
 		if (!reader) {
 			snprintf(m->err, sizeof(m->err), "cannot open perf buffer on CPU %d", key);
-			return -1;
+			goto out;
 		}
 		m->readers[m->nreaders++] = reader;
 		fd = perf_reader_fd(reader);
 		if (bpf_update_elem(map_fd, &key, &fd, 0) < 0) {
 			snprintf(m->err, sizeof(m->err), "cannot register perf buffer: %s",
 				 strerror(errno));
-			return -1;
+			goto out;
 		}
 	}
-	return 0;
+	rc = 0;
+out:
+	free(cpus);
+	return rc;
 }
 
 int bpfmod_poll_events(struct bpfmod *m, int timeout_ms, struct pollfd *extra,

@@ -7,16 +7,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BPFMOD_MAX_CPUS 1024
-
+/* Sized by the CPUs the machine has, at run time (no limit of our own). */
 struct bpfmod {
 	void *mod; /* libbcc module */
-	int perf_fds[BPFMOD_MAX_CPUS];
-	int nperf;
+	int *perf_fds; /* sampling: one per online CPU */
+	int nperf, cap_perf;
 	int attach_fds[8];
 	int nattach;
-	void *readers[2 * BPFMOD_MAX_CPUS]; /* perf buffer readers: two buffers */
-	int nreaders;
+	void **readers; /* perf buffer readers: one per online CPU and buffer */
+	int nreaders, cap_readers;
 	char err[512];
 };
 
@@ -62,7 +61,10 @@ struct pollfd;
 int bpfmod_poll_events(struct bpfmod *m, int timeout_ms, struct pollfd *extra,
 			   int nextra);
 
-/* Online CPU numbers; returns the count. */
-int online_cpus(int *cpus, int max);
+/*
+ * Detaches every program (tracepoints, perf events) and keeps the maps:
+ * what they hold no longer changes while it is read.
+ */
+void bpfmod_detach(struct bpfmod *m);
 
 #endif

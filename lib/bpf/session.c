@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sys/cpu_list.h"
 #include "sys/perf_limits.h"
 #include "sys/proc_maps.h"
 #include "sys/clock.h"
@@ -289,14 +290,16 @@ void session_run(struct tool_session *s, int duration)
 			break;
 		}
 	}
-	s->duration_ns = monotonic_ns() - start;
 	s->running = false;
-	/* stop sampling before reading, then name what is left */
 	if (s->sample_hz && s->bpf.nperf)
 		s->sample_ns = monotonic_ns() - s->sample_start_ns;
-	for (int i = 0; i < s->bpf.nperf; i++)
-		bpf_close_perf_event_fd(s->bpf.perf_fds[i]);
-	s->bpf.nperf = 0;
+	/* stop every program before reading (counts no longer move: what is
+	 * still open at the end is charged up to s->end_ns), then name what
+	 * is left */
+	bpfmod_detach(&s->bpf);
+	s->end_ns = monotonic_ns();
+	s->start_ns = start;
+	s->duration_ns = s->end_ns - start;
 	stack_collector_drain(&s->col, &s->reg, s->pystacks_fd);
 }
 
@@ -354,19 +357,15 @@ uint64_t session_sample_period_ns(struct tool_session *s)
 
 uint64_t session_stat(struct tool_session *s, int which)
 {
-	uint64_t vals[BPFMOD_MAX_CPUS] = { 0 }, sum = 0;
-	int cpus[BPFMOD_MAX_CPUS];
-	int ncpu = online_cpus(cpus, BPFMOD_MAX_CPUS);
-	int max_cpu = 0;
+	/* per-CPU values come back as one slot per possible CPU, online or
+	 * not (one that went offline keeps what it counted) */
+	int ncpu = cpu_list_possible_count();
+	uint64_t *vals = calloc((size_t)ncpu, sizeof(*vals)), sum = 0;
 
-	/* per-CPU values come back as one slot per possible CPU */
-	for (int i = 0; i < ncpu; i++)
-		if (cpus[i] > max_cpu)
-			max_cpu = cpus[i];
-	if (s->stats_fd < 0 || bpf_lookup_elem(s->stats_fd, &which, vals) < 0)
-		return 0;
-	for (int i = 0; i <= max_cpu && i < BPFMOD_MAX_CPUS; i++)
-		sum += vals[i];
+	if (vals && s->stats_fd >= 0 && bpf_lookup_elem(s->stats_fd, &which, vals) == 0)
+		for (int i = 0; i < ncpu; i++)
+			sum += vals[i];
+	free(vals);
 	return sum;
 }
 

@@ -39,6 +39,7 @@ struct tool_session {
 	 * for how long (set when sampling stops) and on how many CPUs */
 	int sample_hz, sample_cpus;
 	uint64_t sample_start_ns, sample_ns;
+	uint64_t start_ns, end_ns; /* monotonic (BPF's clock): start, and when BPF was stopped */
 	int pystacks_fd, counts_fd, stacks_fd, stats_fd;
 	bool verbose;
 	/* called on every turn of session_run, if set; those turns come every
@@ -82,7 +83,7 @@ double session_sampled_hz(struct tool_session *s);
 uint64_t session_sample_period_ns(struct tool_session *s);
 
 /* Runs until duration seconds pass (0: forever), Ctrl-C/SIGTERM, or every
- * -p target has exited. */
+ * -p target has exited; then detaches every BPF program (the maps stay). */
 void session_run(struct tool_session *s, int duration);
 
 /* The counts that pass s->filter as rows of rep (and the run's times). */

@@ -21,7 +21,8 @@ struct reader {
 
 static bool need(struct reader *r, size_t n)
 {
-	if (r->bad || (size_t)(r->end - r->p) < n) {
+	/* p past end (a record shorter than its own fields) is as bad as short */
+	if (r->bad || r->p > r->end || (size_t)(r->end - r->p) < n) {
 		r->bad = true;
 		return false;
 	}
@@ -236,7 +237,9 @@ struct eh_fde *eh_frame_fdes(const uint8_t *data, size_t size, uint64_t vaddr, s
 			uint64_t cie_len = read_le(&cr, 4);
 			uint64_t start, range;
 
-			if (cie_len == 0 || cie_len > (uint64_t)(end - cr.p) || read_le(&cr, 4) != 0 ||
+			/* a CIE holds at least its id: a length of 1-3 would put
+			 * its end before its body */
+			if (cie_len < 4 || cie_len > (uint64_t)(end - cr.p) || read_le(&cr, 4) != 0 ||
 			    cr.bad || !parse_cie(data, cr.p, cr.p + cie_len - 4, vaddr, &cie)) {
 				p = next;
 				continue;

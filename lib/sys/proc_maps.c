@@ -32,8 +32,9 @@ int proc_maps_read(pid_t pid, struct proc_maps *maps)
 
 		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
 			   &m.start, &m.end, m.perms, &m.offset, &m.dev_major, &m.dev_minor,
-			   &m.inode, &name_at) < 7)
-			continue;
+			   &m.inode, &name_at) < 7 ||
+		    m.start >= m.end)
+			continue; /* not a mapping the kernel would print */
 		line[strcspn(line, "\n")] = '\0';
 		m.path = strdup(name_at > 0 ? line + name_at : "");
 		if (!m.path)
@@ -74,6 +75,32 @@ const char *proc_map_basename(const struct proc_map *m)
 	return slash ? slash + 1 : m->path;
 }
 
+/*
+ * A pid or tid as /proc prints it: decimal digits only, at most the
+ * kernel's PID_MAX_LIMIT (2^22), never 0. A longer or larger number is
+ * not a pid (a long would wrap into a non-positive pid_t). Returns the
+ * value and sets *end past the digits, or -1.
+ */
+#define PROC_PID_MAX (1L << 22)
+
+static long parse_pid(const char *s, const char **end)
+{
+	long v = 0;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	*end = s;
+	if (*s < '0' || *s > '9')
+		return -1;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		v = v * 10 + (*s - '0');
+		if (v > PROC_PID_MAX)
+			return -1;
+	}
+	*end = s;
+	return v > 0 ? v : -1;
+}
+
 /* Reads the last number of the "NSpid:" line of a status file. */
 static int read_nspid(const char *status_path, pid_t *out)
 {
@@ -84,18 +111,16 @@ static int read_nspid(const char *status_path, pid_t *out)
 	if (!f)
 		return errno_for_proc();
 	while (fgets(line, sizeof(line), f)) {
-		char *p, *end;
+		const char *p = line + 6, *end;
 		long v = -1;
 
 		if (strncmp(line, "NSpid:", 6) != 0)
 			continue;
-		for (p = line + 6;; p = end) {
-			long x = strtol(p, &end, 10);
-
-			if (end == p)
-				break;
-			v = x;
-		}
+		/* one pid per namespace level, innermost last; all must be pids */
+		do {
+			v = parse_pid(p, &end);
+			p = end;
+		} while (v > 0 && *p != '\n' && *p != '\0');
 		if (v > 0) {
 			*out = (pid_t)v;
 			found = 0;
@@ -134,9 +159,10 @@ int proc_list_threads(pid_t pid, struct proc_thread_id *out, size_t max)
 		return errno_for_proc();
 	while ((de = readdir(d)) && n < max) {
 		char status[96];
-		long tid = strtol(de->d_name, NULL, 10);
+		const char *end;
+		long tid = parse_pid(de->d_name, &end);
 
-		if (tid <= 0)
+		if (tid <= 0 || *end)
 			continue;
 		snprintf(status, sizeof(status), "/proc/%d/task/%ld/status", (int)pid, tid);
 		out[n].host_tid = (pid_t)tid;
@@ -219,13 +245,17 @@ int proc_tgid(pid_t tid, pid_t *tgid)
 	if (!f)
 		return errno_for_proc();
 	while (fgets(line, sizeof(line), f)) {
-		int v;
+		const char *end;
+		long v;
 
-		if (sscanf(line, "Tgid: %d", &v) == 1) {
+		if (strncmp(line, "Tgid:", 5) != 0)
+			continue;
+		v = parse_pid(line + 5, &end);
+		if (v > 0) {
 			*tgid = (pid_t)v;
 			rc = 0;
-			break;
 		}
+		break;
 	}
 	fclose(f);
 	return rc;

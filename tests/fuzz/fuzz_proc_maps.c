@@ -94,6 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(maps.v[i].path && !strchr(maps.v[i].path, '\n'));
 			FUZZ_CHECK(base >= maps.v[i].path && !strchr(base, '/'));
 			FUZZ_CHECK(strlen(maps.v[i].perms) < sizeof(maps.v[i].perms));
+			FUZZ_CHECK(maps.v[i].start < maps.v[i].end);
 		}
 		proc_maps_free(&maps);
 	}
@@ -106,6 +107,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (proc_comm(child, 0, tiny, sizeof(tiny)) == 0)
 		FUZZ_CHECK(strlen(tiny) < sizeof(tiny));
 	(void)proc_alive(child);
-	(void)proc_tgid(child, &pid);
+	pid = 0;
+	if (proc_tgid(child, &pid) == 0)
+		FUZZ_CHECK(pid > 0);
 	return 0;
 }

@@ -3,34 +3,61 @@
 #
 # tests/fuzz/run.sh - libFuzzer targets for the readers of untrusted input:
 # builds them with clang (-fsanitize=fuzzer,address,undefined) against the
-# lib/ sources, seeds each corpus from real data on this machine (the
-# interpreters, their line tables and _Py_DebugOffsets, DWARF of CPython's
-# headers, /proc files), and runs each target in turn.
+# lib/ sources and runs each target in turn.
 #
-#   tests/fuzz/run.sh [SECONDS] [TARGET...]
+#   tests/fuzz/run.sh [--explore SECONDS] [--grow-corpus] [TARGET...]
 #
-# SECONDS: per target (default $FUZZ_SECONDS, else 20). TARGET: e.g.
-# linetable or fuzz_linetable (default: all). One target at a time, one
-# core. Environment:
+# Without options: the check that gates (setup.sh test runs it), the same
+# verdict on every machine with the same compiler (clang-14):
+#   1. replay: every committed input in tests/fuzz/corpus/fuzz_TARGET/
+#      (regression inputs of bugs found before, and a corpus of real data)
+#      runs once;
+#   2. exploration: libFuzzer with -seed=1 and a fixed number of runs per
+#      target (RUNS below), starting from those committed inputs only.
+# A crash, leak, hang or sanitizer report found by either fails the run.
+# What exploration finds is saved at once as a new regression input,
+# tests/fuzz/corpus/fuzz_TARGET/crash-SHA1, with the command that replays
+# it: fix the bug and commit the file; every later run replays it.
+#
+#   --explore SECONDS  after the check, explore each target for SECONDS
+#                      more, with a random seed and also from seeds made of
+#                      this machine's data (its interpreters, their line
+#                      tables and _Py_DebugOffsets, DWARF of CPython's
+#                      headers, /proc files). Those differ between machines
+#                      and runs, so this never changes the exit status; a
+#                      finding is saved as a regression input like above
+#                      (and so fails the next check until it is fixed).
+#   --grow-corpus      merge this machine's seeds into the committed corpus
+#                      (only the inputs that add coverage), to be committed.
+#   SECONDS alone      the same as --explore SECONDS (the old usage).
+#
+# TARGET: e.g. linetable or fuzz_linetable (default: all). One target at a
+# time, one core. Environment:
 #   FUZZ_BUILD=DIR     build directory (default: build-fuzz in the checkout)
 #   CC=clang-14        the compiler (clang-14 if present, else clang)
-#   FUZZ_RESEED=1      regenerate the seeds (else only when missing)
-#   FUZZ_BUILD_ONLY=1  build and seed, do not run
-#   FUZZ_ARGS="..."    extra libFuzzer flags (e.g. -use_value_profile=1)
+#   FUZZ_RUNS=N        runs of the fixed exploration, every target (else RUNS)
+#   FUZZ_RESEED=1      regenerate this machine's seeds (else only when missing)
+#   FUZZ_BUILD_ONLY=1  build (and seed, with --explore/--grow-corpus), do not run
+#   FUZZ_ARGS="..."    extra libFuzzer flags for --explore
 #
 # Needs root for fuzz_proc_maps (a private mount namespace; skipped
-# otherwise). Exits non-zero when a target crashes, leaks, hangs or trips
-# a sanitizer, and prints the reproducer: replay it with
-#   build-fuzz/bin/TARGET build-fuzz/artifacts/TARGET/crash-...
-# and keep it as a regression seed in tests/fuzz/corpus/TARGET/ (those
-# directories are run too, first thing).
+# otherwise).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 B=${FUZZ_BUILD:-$ROOT/build-fuzz}
-SECS=${FUZZ_SECONDS:-20}
-if [[ ${1:-} =~ ^[0-9]+$ ]]; then SECS=$1; shift; fi
+EXPLORE=0 GROW=0
+want=()
+while [ $# -gt 0 ]; do
+    case $1 in
+    --explore) [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "fuzz: --explore SECONDS" >&2; exit 2; }
+               EXPLORE=$2; shift 2 ;;
+    --grow-corpus) GROW=1; shift ;;
+    -h|--help) sed -n '3,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) if [[ $1 =~ ^[0-9]+$ ]]; then EXPLORE=$1; else want+=("$1"); fi; shift ;;
+    esac
+done
 if [ -z "${CC:-}" ]; then
     if command -v clang-14 >/dev/null; then CC=clang-14; else CC=clang; fi
 fi
@@ -40,6 +67,15 @@ CHROOTS=${PYBPF_CACHE:-/var/cache/pybpf-tools}/chroots
 TARGETS=(linetable py_version debug_offsets elf_image eh_frame dwarf_offsets proc_maps
          py_code code_names py_frames py_threads report_folded report_svg
          report_speedscope report_pprof)
+# Runs of the fixed exploration: about 5-10 s per target on a 2-vCPU VM
+# (the slow ones do real file and /proc I/O per input); the whole fuzz step,
+# build included, stays under about 5 minutes.
+declare -A RUNS=(
+    [linetable]=40000 [py_version]=40000 [debug_offsets]=20000 [elf_image]=20000
+    [eh_frame]=3000 [dwarf_offsets]=2000 [proc_maps]=800 [py_code]=30000
+    [code_names]=8000 [py_frames]=30000 [py_threads]=8000 [report_folded]=30000
+    [report_svg]=15000 [report_speedscope]=30000 [report_pprof]=6000
+)
 
 say() { printf 'fuzz: %s\n' "$*"; }
 die() { printf 'fuzz: ERROR: %s\n' "$*" >&2; exit 1; }
@@ -156,7 +192,7 @@ seed_elf() {
     cp "$B"/seeds/fuzz_dwarf_offsets/shapes* "$out/" 2>/dev/null || true
 }
 
-# the link address of each interpreter's .eh_frame, then its first 64 KB
+# the link address of each interpreter's .eh_frame, then its first 16 KB
 seed_eh_frame() {
     local out=$B/seeds/fuzz_eh_frame f addr tmp=$B/seeds/eh_frame.tmp
     mkdir -p "$out"
@@ -165,7 +201,7 @@ seed_eh_frame() {
                sed -n 's/.*\] \.eh_frame  *PROGBITS  *\([0-9a-f]*\) .*/\1/p' | head -1)
         [ -n "$addr" ] || continue
         objcopy -O binary --only-section=.eh_frame "$f" "$tmp" 2>/dev/null || continue
-        python3 -c 'import struct, sys; sys.stdout.buffer.write(struct.pack("<Q", int(sys.argv[1], 16)) + open(sys.argv[2], "rb").read(65536))' \
+        python3 -c 'import struct, sys; sys.stdout.buffer.write(struct.pack("<Q", int(sys.argv[1], 16)) + open(sys.argv[2], "rb").read(16384))' \
             "$addr" "$tmp" > "$out/$(echo "$f" | tr / _)"
     done
     rm -f "$tmp"
@@ -302,51 +338,157 @@ seed() {
 }
 
 # ---- run ----------------------------------------------------------------
-run_one() {
-    local t=fuzz_$1 corpus=$B/corpus/fuzz_$1 log=$B/logs/fuzz_$1.log rc=0
-    local dirs=("$corpus")
-    mkdir -p "$corpus" "$B/artifacts/$t"
-    [ -d "$B/seeds/$t" ] && { cp -rn "$B/seeds/$t/." "$corpus/" 2>/dev/null || true; }
-    [ -d "$HERE/corpus/$t" ] && dirs+=("$HERE/corpus/$t")
-    if [ "$1" = proc_maps ] && [ "$(id -u)" != 0 ]; then
-        say "$t: skipped (needs root for a private mount namespace)"
+san_env() {
+    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-} \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:${UBSAN_OPTIONS:-} "$@"
+}
+
+show_report() {
+    grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error|.*fuzz check failed)' "$1" |
+        head -6 | sed 's/^/    /' >&2 || true
+}
+
+# The committed inputs of target $1, replayed one by one (a failure names
+# the file). Returns non-zero on the first that fails.
+replay() {
+    local t=fuzz_$1 log=$B/logs/fuzz_$1.replay.log f bad
+    local files=()
+    if [ -d "$HERE/corpus/$t" ]; then
+        for f in "$HERE/corpus/$t"/*; do [ -f "$f" ] && files+=("$f"); done
+    fi
+    [ ${#files[@]} -gt 0 ] || { say "$t: no committed inputs to replay"; return 0; }
+    if san_env "$B/bin/$t" -timeout=25 -rss_limit_mb=2048 "${files[@]}" > "$log" 2>&1; then
+        say "$t: replayed ${#files[@]} committed inputs"
         return 0
     fi
-    # shellcheck disable=SC2086
-    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-} \
-    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:${UBSAN_OPTIONS:-} \
-        "$B/bin/$t" -max_total_time="$SECS" -timeout=25 -rss_limit_mb=2048 \
-        -artifact_prefix="$B/artifacts/$t/" -print_final_stats=1 ${FUZZ_ARGS:-} \
-        "${dirs[@]}" > "$log" 2>&1 || rc=$?
-    local execs speed
-    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-    speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+    bad=$(sed -n 's/^Running: //p' "$log" | tail -1)
+    say "$t: FAILED replaying ${bad#"$ROOT"/} (log $log)"
+    show_report "$log"
+    say "$t: replay: $B/bin/$t ${bad:-$HERE/corpus/$t}"
+    return 1
+}
+
+# A finding of exploration becomes a regression input in the checkout.
+keep_finding() {
+    local t=$1 log=$2 how=$3 art name dest
+    art=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
+    if [ -z "$art" ] || [ ! -f "$art" ]; then
+        say "$t: FAILED ($how) without a reproducer; log $log"
+        show_report "$log"
+        return
+    fi
+    name=$(basename "$art")
+    dest=$HERE/corpus/$t/$name
+    mkdir -p "$HERE/corpus/$t"
+    cp "$art" "$dest"
+    say "$t: FOUND a bug ($how); log $log"
+    show_report "$log"
+    say "$t: saved as the regression input ${dest#"$ROOT"/}"
+    say "$t:   replay it: $B/bin/$t $dest"
+    say "$t:   fix the bug and commit the file: every run replays it"
+}
+
+# -seed=1, a fixed number of runs, from the committed inputs only. To run
+# alike on every machine, nothing that differs between machines may steer
+# it: the inputs are named in sorted order (-seed_inputs; a directory would
+# be read in its file system's order), new ones go to a scratch directory
+# emptied first, addresses are not randomized (setarch -R: compared
+# pointers feed libFuzzer's mutations), and it runs from the build
+# directory with relative paths and a fixed environment.
+explore_fixed() {
+    local t=fuzz_$1 log=$B/logs/fuzz_$1.log runs=${FUZZ_RUNS:-${RUNS[$1]}} rc=0 ft f
+    local seeds=()
+    rm -rf "$B/work/$t" "$B/work/$t.seeds"
+    mkdir -p "$B/work/$t" "$B/artifacts/$t"
+    ln -sfn "$HERE/corpus" "$B/committed"
+    if [ -d "$HERE/corpus/$t" ]; then
+        for f in "$HERE/corpus/$t"/*; do [ -f "$f" ] && echo "committed/$t/$(basename "$f")"; done |
+            LC_ALL=C sort | paste -sd, - > "$B/work/$t.seeds"
+    fi
+    [ -s "$B/work/$t.seeds" ] && seeds=(-seed_inputs=@"work/$t.seeds")
+    (cd "$B" && env -i PATH=/usr/bin:/bin \
+        ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+        UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        setarch -R "bin/$t" -seed=1 -runs="$runs" -reload=0 -timeout=25 -rss_limit_mb=2048 \
+        -artifact_prefix="artifacts/$t/" -print_final_stats=1 \
+        "${seeds[@]}" "work/$t") > "$log" 2>&1 || rc=$?
     if [ "$rc" != 0 ]; then
-        say "$t: FAILED (exit $rc) after ${execs:-?} runs; log $log"
-        grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error|.*fuzz check failed|.*Test unit written to)' \
-            "$log" | head -8 | sed 's/^/    /' >&2
-        local repro
-        repro=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
-        [ -n "$repro" ] && say "$t: reproducer: $repro (replay: $B/bin/$t $repro)"
+        sed -i "s|Test unit written to artifacts/|Test unit written to $B/artifacts/|" "$log"
+        keep_finding "$t" "$log" "-seed=1 -runs=$runs"
         return 1
     fi
-    say "$t: ok, ${execs:-?} runs in ${SECS}s (${speed:-?} exec/s), corpus $(ls "$corpus" | wc -l)"
+    ft=$(grep -E '^#[0-9]+.*DONE' "$log" | tail -1 | grep -o 'cov: [0-9]* ft: [0-9]*' || true)
+    say "$t: ok, $runs runs from -seed=1 (${ft:-cov: ?}, $(ls "$B/work/$t" | wc -l) new inputs)"
+}
+
+# --explore: time-based, random seed, this machine's seeds too. Never gates.
+explore_timed() {
+    local t=fuzz_$1 log=$B/logs/fuzz_$1.explore.log corpus=$B/corpus/fuzz_$1 rc=0 execs
+    local dirs=("$corpus")
+    mkdir -p "$corpus" "$B/artifacts/$t"
+    [ -d "$B/seeds/$t" ] && dirs+=("$B/seeds/$t")
+    [ -d "$HERE/corpus/$t" ] && dirs+=("$HERE/corpus/$t")
+    # shellcheck disable=SC2086
+    san_env "$B/bin/$t" -max_total_time="$EXPLORE" -timeout=25 -rss_limit_mb=2048 \
+        -artifact_prefix="$B/artifacts/$t/" -print_final_stats=1 ${FUZZ_ARGS:-} \
+        "${dirs[@]}" > "$log" 2>&1 || rc=$?
+    if [ "$rc" != 0 ]; then
+        keep_finding "$t" "$log" "--explore $EXPLORE"
+        return 1
+    fi
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    say "$t: explored ${EXPLORE}s, ${execs:-?} runs, corpus $(ls "$corpus" | wc -l)"
+}
+
+# --grow-corpus: the inputs of this machine's seeds that add coverage.
+grow() {
+    local t=fuzz_$1 before after
+    [ -d "$B/seeds/$t" ] || return 0
+    mkdir -p "$HERE/corpus/$t"
+    before=$(ls "$HERE/corpus/$t" | wc -l)
+    san_env "$B/bin/$t" -merge=1 -timeout=25 -rss_limit_mb=2048 "$HERE/corpus/$t" \
+        "$B/seeds/$t" > "$B/logs/$t.merge.log" 2>&1 || { say "$t: merge failed (log $B/logs/$t.merge.log)"; return 1; }
+    after=$(ls "$HERE/corpus/$t" | wc -l)
+    say "$t: $((after - before)) inputs added to tests/fuzz/corpus/$t"
 }
 
 build
-if [ ! -e "$B/seeds/.done" ] || [ "${FUZZ_RESEED:-0}" = 1 ]; then seed; fi
+mkdir -p "$B/work"
+if [ "$EXPLORE" != 0 ] || [ "$GROW" = 1 ]; then
+    if [ ! -e "$B/seeds/.done" ] || [ "${FUZZ_RESEED:-0}" = 1 ]; then seed; fi
+fi
 [ "${FUZZ_BUILD_ONLY:-0}" = 1 ] && { say "built in $B/bin"; exit 0; }
 
-want=("$@")
 [ ${#want[@]} -gt 0 ] || want=("${TARGETS[@]}")
-failed=0
-for t in "${want[@]}"; do
-    t=${t#fuzz_}
-    [[ " ${TARGETS[*]} " == *" $t "* ]] || die "no target $t (targets: ${TARGETS[*]})"
-    run_one "$t" || failed=$((failed + 1))
+for i in "${!want[@]}"; do
+    want[$i]=${want[$i]#fuzz_}
+    [[ " ${TARGETS[*]} " == *" ${want[$i]} "* ]] || die "no target ${want[$i]} (targets: ${TARGETS[*]})"
 done
+if [ "$GROW" = 1 ]; then
+    for t in "${want[@]}"; do grow "$t" || true; done
+    exit 0
+fi
+failed=0 found=0
+for t in "${want[@]}"; do
+    if [ "$t" = proc_maps ] && [ "$(id -u)" != 0 ]; then
+        say "fuzz_$t: skipped (needs root for a private mount namespace)"
+        continue
+    fi
+    if replay "$t"; then
+        explore_fixed "$t" || failed=$((failed + 1))
+    else
+        failed=$((failed + 1))
+    fi
+done
+if [ "$EXPLORE" != 0 ]; then
+    for t in "${want[@]}"; do
+        [ "$t" = proc_maps ] && [ "$(id -u)" != 0 ] && continue
+        explore_timed "$t" || found=$((found + 1))
+    done
+    [ "$found" = 0 ] || say "--explore found $found new regression input(s): see above (not counted in the exit status)"
+fi
 if [ "$failed" != 0 ]; then
     say "$failed target(s) FAILED"
     exit 1
 fi
-say "all ${#want[@]} targets passed (${SECS}s each)"
+say "all ${#want[@]} targets passed (committed inputs replayed, fixed exploration)"

@@ -6,6 +6,7 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpython/offsets_debug.h"
@@ -14,6 +15,7 @@
 #include "cpython/offsets.h"
 #include "cpython/rules.h"
 #include "cpython/version.h"
+#include "sys/cpu_list.h"
 
 static int passed, failed;
 
@@ -251,6 +253,32 @@ static void test_utf8(void)
 	CHECK(utf8_encode(0xd800, b) == 3 && (uint8_t)b[0] == 0xef); /* U+FFFD */
 }
 
+/* Machines with more than 1024 CPUs: every CPU is listed (a fixed array
+ * of 1024 left the rest unsampled and overflowed the per-CPU read). */
+static void test_cpu_lists(void)
+{
+	int *v, n;
+
+	n = cpu_list_parse("0-4095\n", &v);
+	CHECK(n == 4096 && v && v[0] == 0 && v[4095] == 4095);
+	free(v);
+	n = cpu_list_parse("0,2-3,1500", &v);
+	CHECK(n == 4 && v[1] == 2 && v[2] == 3 && v[3] == 1500);
+	free(v);
+	n = cpu_list_parse("7\n", &v);
+	CHECK(n == 1 && v[0] == 7);
+	free(v);
+	CHECK(cpu_list_parse("", &v) == 0 && !v);
+	CHECK(cpu_list_parse("3-1", &v) < 0 && !v);
+	CHECK(cpu_list_parse("0-99999999", &v) < 0 && !v);
+	CHECK(cpu_list_parse("0-1,x", &v) < 0 && !v);
+	CHECK(cpu_list_parse("-1", &v) < 0 && !v);
+	CHECK(cpu_list_possible_count() >= 1);
+	n = cpu_list_online(&v);
+	CHECK(n >= 1 && v && v[n - 1] < cpu_list_possible_count());
+	free(v);
+}
+
 int main(void)
 {
 	test_versions();
@@ -261,6 +289,7 @@ int main(void)
 	test_debug_layout_prereleases();
 	test_linetables();
 	test_utf8();
+	test_cpu_lists();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
