@@ -47,11 +47,23 @@ struct pyb_layout {
 	pyb_u32 stackref_mask;  /* 3.14+: _PyStackRef tag bits to clear */
 	pyb_u32 lasti_scale;    /* 3.8-3.10: f_lasti units in bytes (1 or 2) */
 	pyb_u32 owner_shim;     /* 3.12+: owner >= this is no Python frame; 0 = none */
+	pyb_u32 owner_generator; /* 3.11+: frames a generator owns are always complete */
 	pyb_u32 str_ascii_bit;  /* bit of the "ascii" flag in a str's state */
-	pyb_u32 code_ptrs_at;   /* start of the 24 bytes holding the name and file pointers */
-	pyb_s32 name_sel[3];    /* -1 for the word of those 3 that is the name pointer, else 0 */
-	pyb_s32 file_sel[3];    /* likewise for the file name pointer */
+	/* The bytes of a code object read per frame, its "window":
+	 * [cw_at, cw_at + cw_span), cw_span < PYB_CODE_SPAN_MAX; and where in
+	 * it (byte offsets from cw_at; -1: the version has no such field) the
+	 * fields are that tell code objects apart (PYB_CODE_IDENT) or say
+	 * where the code becomes traceable. */
+	pyb_u32 cw_at, cw_span;
+	pyb_s32 cw_name, cw_file, cw_lines; /* str, str, bytes pointers */
+	pyb_s32 cw_firstline;  /* int co_firstlineno */
+	pyb_s32 cw_units;      /* 3.11+: ob_size, the bytecode's length in code units */
+	pyb_s32 cw_version;    /* 3.12+: uint32 co_version, a creation counter */
+	pyb_s32 cw_traceable;  /* 3.11+: int _co_firsttraceable, in code units */
+	pyb_u32 lines_head_word; /* (bytes_data - bytes_size) / 8 (< 4) */
 };
+
+#define PYB_CODE_SPAN_MAX 256
 
 enum pyb_proc_flags {
 	PYB_PROC_OTHER_PIDNS = 1 << 0, /* tids in the interpreter differ from host tids */
@@ -72,27 +84,41 @@ enum pyb_frame_flags {
 	PYB_FRAME_ENTRY = 1 << 0, /* first frame of an eval-loop activation */
 	PYB_FRAME_SHIM = 1 << 1,  /* interpreter entry/C-stack frame: no Python
 				     function; the frame before it is an entry */
+	PYB_FRAME_HIDDEN = 1 << 2, /* incomplete (3.11+): CPython's tracebacks leave it
+				      out (_PyFrame_IsIncomplete), so do we */
 };
 
 struct pyb_frame {
 	pyb_u64 code;
 	pyb_s32 instr_offset; /* bytes into the bytecode; <0 not started */
 	pyb_u32 flags;
-	pyb_u64 ident; /* PYB_CODE_IDENT of the code's name: tells a code
-			  object from a later one at the same address */
+	pyb_u64 ident; /* PYB_CODE_IDENT of the code object: tells it from a
+			  later one at the same address */
 };
 
 /*
  * Identity of a code object, for telling it from a later one at the same
- * address (with, as often as not, its strings at the same addresses too):
- * its co_qualname (3.11+) or co_name and its co_filename, each as the
- * string's pointer, length, hash (when computed) and last 8 characters
- * (ASCII strings). Both sides read the same words and mix them alike.
+ * address (with, as often as not, its strings and line table at the same
+ * addresses too). Only what never changes in a live code object: its
+ * co_qualname (3.11+) or co_name and its co_filename, each as the string's
+ * pointer, length and last 8 characters (ASCII strings; never the hash,
+ * which is computed the first time the string is hashed); its line table
+ * as pointer, length and first 8 bytes; its first line number; (3.11+) its
+ * bytecode's length; (3.12+) its co_version, which numbers code objects as
+ * they are made. Both sides read the same words and mix them alike.
  */
-#define PYB_STR_IDENT(ptr, len, hash, tail)                                        \
+#define PYB_STR_IDENT(ptr, len, tail)                                              \
 	((((pyb_u64)(ptr) * 0x9e3779b97f4a7c15ULL) ^ (pyb_u64)(len)) * 0xff51afd7ed558ccdULL ^ \
-	 ((pyb_u64)(hash) * 0xc2b2ae3d27d4eb4fULL) ^ (pyb_u64)(tail))
-#define PYB_CODE_IDENT(name_ident, file_ident) ((name_ident) * 31 + (file_ident))
+	 (pyb_u64)(tail))
+/* the first 8 bytes of a bytes object's data, its length cut to them */
+#define PYB_BYTES_HEAD(len, head)                                                  \
+	((pyb_u64)(len) >= 8 ? (pyb_u64)(head)                                      \
+			     : (pyb_u64)(head) & ((1ULL << (((pyb_u64)(len) & 7) * 8)) - 1))
+#define PYB_CODE_IDENT(name_ident, file_ident, lines_ident, firstline, units, version)   \
+	((((name_ident) * 31 + (file_ident)) ^ ((lines_ident) * 0xc2b2ae3d27d4eb4fULL)) +   \
+	 ((pyb_u64)(pyb_u32)(firstline) << 32 | (pyb_u64)(pyb_u32)(units)) *                \
+		 0x9e3779b97f4a7c15ULL +                                                     \
+	 (pyb_u64)(pyb_u32)(version) * 0xff51afd7ed558ccdULL)
 
 /* Key of `named_codes`: a code object user space has named (pid's
  * code_names cache holds it), so a new stack made of such frames needs no

@@ -89,11 +89,14 @@ TRACEPOINT_PROBE(syscalls, sys_enter_futex)
 	L = layouts.lookup(&layout);
 	if (!L)
 		return 0;
-	u64 my_ts = pyb_find_tstate(proc, L, tid);
+	u32 ns_tid = pyb_ns_tid(proc, tid);
+	u64 holder = pyb_read_u64(gil + L->gil_last_holder);
 
-	/* the holder only takes the mutex to drop the GIL: no wait for it */
-	if (my_ts && pyb_read_s32(gil + L->gil_locked) == 1 &&
-	    pyb_read_u64(gil + L->gil_last_holder) == my_ts)
+	/* the holder only takes the mutex to drop the GIL: no wait for it
+	 * (by thread id: a thread may own thread states in several
+	 * interpreters) */
+	if (ns_tid && holder && pyb_read_s32(gil + L->gil_locked) == 1 &&
+	    pyb_tstate_tid(proc, L, holder) == ns_tid)
 		return 0;
 	now = bpf_ktime_get_ns();
 	w = waits.lookup(&tid);
@@ -155,7 +158,8 @@ int note_gil_holder(void *ctx)
 	u64 id = bpf_get_current_pid_tgid();
 	u32 pid = id >> 32, tid = (u32)id;
 	struct pyb_gil_wait *w = waits.lookup(&tid);
-	u64 *gilp = gils.lookup(&pid), gil, holder, my_ts;
+	u64 *gilp = gils.lookup(&pid), gil, holder;
+	u32 holder_tid;
 	struct pyb_scratch *s;
 	struct pyb_layout *L;
 	struct pyb_proc *proc;
@@ -174,12 +178,14 @@ int note_gil_holder(void *ctx)
 	w->holder.kernel_stack = -1;
 	w->holder.tid = 0;
 	w->holder.pystack = 0;
-	my_ts = pyb_find_tstate(proc, L, tid);
 	holder = pyb_read_u64(gil + L->gil_last_holder);
-	if (!holder || holder == my_ts || pyb_read_s32(gil + L->gil_locked) != 1)
+	if (!holder || pyb_read_s32(gil + L->gil_locked) != 1)
 		return 0;
-	w->holder.tid = pyb_tstate_tid(proc, L, holder);
-	w->holder.pystack = pyb_walk_and_store(ctx, proc, L, holder, s, pid);
+	holder_tid = pyb_tstate_tid(proc, L, holder);
+	if (holder_tid == pyb_ns_tid(proc, tid))
+		return 0;
+	w->holder.tid = holder_tid;
+	w->holder.pystack = pyb_walk_and_store(ctx, proc, L, pyb_top_frame(L, holder), s, pid);
 	return 0;
 }
 

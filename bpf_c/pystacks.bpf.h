@@ -45,7 +45,7 @@ static __always_inline bool pyb_all_named(struct pyb_scratch *s, u32 pid)
 	for (u32 i = 0; i < PYB_MAX_FRAMES; i++) {
 		if (i >= len)
 			break;
-		if (s->stack.frames[i].flags & PYB_FRAME_SHIM)
+		if (s->stack.frames[i].flags & (PYB_FRAME_SHIM | PYB_FRAME_HIDDEN))
 			continue;
 		k.code = s->stack.frames[i].code;
 		k.ident = s->stack.frames[i].ident;
@@ -55,19 +55,19 @@ static __always_inline bool pyb_all_named(struct pyb_scratch *s, u32 pid)
 	return true;
 }
 
-/* Walks the stack of thread state ts into s, stores it in pystacks if new
- * (and, if it has frames to name, says so on stack_events), counts what
- * went wrong, and returns its
- * key. ctx is the program's context. */
+/* Walks the stack from frame (a thread's innermost) into s, stores it in
+ * pystacks if new (and, if it has frames to name, says so on
+ * stack_events), counts what went wrong, and returns its key. ctx is the
+ * program's context. */
 static __always_inline u64 pyb_walk_and_store(void *ctx, struct pyb_proc *proc,
-					      struct pyb_layout *L, u64 ts,
+					      struct pyb_layout *L, u64 frame,
 					      struct pyb_scratch *s, u32 pid)
 {
 	u64 key;
 
 	s->stack.len = 0;
 	s->stack.flags = 0;
-	key = pyb_walk(proc, L, ts, s, pid);
+	key = pyb_walk(L, frame, s, pid);
 	if (s->stack.flags & PYB_STACK_TRUNCATED)
 		pyb_stat(PYB_STAT_TRUNCATED);
 	if (s->stack.flags & PYB_STACK_READ_ERROR)
@@ -95,10 +95,10 @@ static __always_inline u64 pyb_current_stack(void *ctx, struct pyb_proc *proc,
 					     struct pyb_layout *L, struct pyb_scratch *s, u32 pid,
 					     u32 tid)
 {
-	u64 ts = pyb_find_tstate(proc, L, tid);
+	u64 frame, ts = pyb_find_tstate(proc, L, tid, s, &frame);
 
 	if (ts)
-		return pyb_walk_and_store(ctx, proc, L, ts, s, pid);
+		return pyb_walk_and_store(ctx, proc, L, frame, s, pid);
 	pyb_stat(PYB_STAT_NO_TSTATE);
 	return 0;
 }

@@ -4,12 +4,13 @@
  * of the current task (bpf_probe_read_user) with offsets user space checked
  * against that very process; never reads kernel structs.
  *
- * Cost per frame: one user-memory read of the frame struct, then up to
- * five small ones for the code object's identity (PYB_CODE_IDENT): its
- * name and file pointers, and each string's length, hash and tail. The
- * address alone is not enough: a freed code object's address (and its
- * strings') is taken by the next one of the same size. User space names
- * code objects by (address, identity).
+ * Cost per frame: one user-memory read of the frame struct, one of the
+ * code object's fields (its "window", see struct pyb_layout), then five
+ * small ones for its name and file strings (length, state and last 8
+ * characters of each) and its line table (length and first 8 bytes). The address alone does not tell a code object:
+ * a freed code object's address (and its strings') is taken by the next
+ * one of the same size. User space names code objects by (address,
+ * identity).
  */
 
 #include "py_abi.h"
@@ -24,6 +25,9 @@ BPF_TABLE("lru_hash", u32, u64, tstates, 65536);
 struct pyb_scratch {
 	struct pyb_stack stack;
 	u64 frame[16]; /* one frame struct, read whole, as aligned words */
+	u64 code[PYB_CODE_SPAN_MAX / 8]; /* a code object's window, likewise */
+	u64 lines[4];  /* the head of a line table (bytes object) */
+	u64 found_ts; /* pyb_find_tstate's match so far */
 };
 BPF_PERCPU_ARRAY(pyb_scratch_map, struct pyb_scratch, 1);
 BPF_PERCPU_ARRAY(stats, u64, PYB_STAT_MAX);
@@ -31,6 +35,10 @@ BPF_PERCPU_ARRAY(stats, u64, PYB_STAT_MAX);
 /* Frame fields sit below 128 bytes in every layout: word index masked to
  * 0..15 keeps the verifier sure reads stay inside the buffer. */
 #define WORD(off) (((u32)(off) >> 3) & 15)
+/* Likewise in the code window (PYB_CODE_SPAN_MAX bytes). */
+#define CWORD(off) (((u32)(off) >> 3) & (PYB_CODE_SPAN_MAX / 8 - 1))
+/* All ones when a layout's byte offset is a field (>= 0), zero for -1. */
+#define HAS(off) (~(u64)((s64)(off) >> 63))
 
 static __always_inline void pyb_stat(int which)
 {
@@ -40,12 +48,18 @@ static __always_inline void pyb_stat(int which)
 		(*v)++;
 }
 
+/* Hides a value's origin from the compiler, so that it cannot turn
+ * arithmetic back into compares: each compare is a branch, and branches
+ * in loops multiply the verifier's states. */
+#define PYB_OPAQUE(x) asm volatile("" : "+r"(x))
+
+/* Reads that fail give 0 (bpf_probe_read_user zeroes the destination),
+ * without a branch. */
 static __always_inline u64 pyb_read_u64(u64 addr)
 {
 	u64 v = 0;
 
-	if (bpf_probe_read_user(&v, sizeof(v), (void *)addr) < 0)
-		return 0;
+	bpf_probe_read_user(&v, sizeof(v), (void *)addr);
 	return v;
 }
 
@@ -53,68 +67,127 @@ static __always_inline s32 pyb_read_s32(u64 addr)
 {
 	s32 v = 0;
 
-	if (bpf_probe_read_user(&v, sizeof(v), (void *)addr) < 0)
-		return 0;
+	bpf_probe_read_user(&v, sizeof(v), (void *)addr);
 	return v;
 }
 
-/* The thread id the interpreter stored for a thread state. */
+/* a if the mask is all ones, else b */
+#define PYB_PICK(mask, a, b) (((a) & (mask)) | ((b) & ~(mask)))
+
+/*
+ * The thread id the interpreter stored for a thread state: its
+ * native_thread_id (3.11+), or (3.8-3.10) the tid inside glibc's struct
+ * pthread, found at the thread's pthread_self(). Without a branch (it runs
+ * in the thread-list search): where a version needs one read, the second
+ * reads the first's address again.
+ */
 static __always_inline u32 pyb_tstate_tid(struct pyb_proc *proc, struct pyb_layout *L, u64 ts)
 {
-	if (L->tstate_native_thread_id >= 0)
-		return (u32)pyb_read_u64(ts + L->tstate_native_thread_id);
-	/* 3.8-3.10: pthread_self(), then the tid inside glibc's struct pthread */
-	u64 pthread = pyb_read_u64(ts + L->tstate_thread_id);
+	s64 native = L->tstate_native_thread_id;
+	u64 pthread = (u64)(native >> 63); /* all ones without a native id */
+	u64 at = ts + PYB_PICK(pthread, (u64)(s64)L->tstate_thread_id, (u64)native);
 
-	if (!pthread)
-		return 0;
-	return (u32)pyb_read_s32(pthread + proc->pthread_tid_offset);
+	PYB_OPAQUE(pthread);
+	u64 v = pyb_read_u64(at);
+	u64 t = (u32)pyb_read_s32(PYB_PICK(pthread, v + (u64)(s64)proc->pthread_tid_offset, at));
+
+	return (u32)PYB_PICK(pthread, t, v);
 }
 
-/* The current thread's PyThreadState, or 0. */
-static __always_inline u64 pyb_find_tstate(struct pyb_proc *proc, struct pyb_layout *L, u32 host_tid)
+/* The innermost frame of thread state ts; 0 if it has none. 3.11-3.12
+ * reach it through the thread's _PyCFrame: without a branch, as above. */
+static __always_inline u64 pyb_top_frame(struct pyb_layout *L, u64 ts)
 {
-	u32 tid = host_tid;
+	u64 cframe = 0 - (u64)(L->frame_model == PYB_FRAMES_CFRAME);
 
-	if (proc->flags & PYB_PROC_OTHER_PIDNS) {
-		struct bpf_pidns_info ns = {};
+	PYB_OPAQUE(cframe);
+	u64 at = ts + L->tstate_frame, f = pyb_read_u64(at);
+	u64 cur = pyb_read_u64(PYB_PICK(cframe, f + (u64)(s64)L->cframe_current_frame, at));
 
-		if (bpf_get_ns_current_pid_tgid(proc->pidns_dev, proc->pidns_ino, &ns, sizeof(ns)))
-			return 0;
-		tid = ns.pid;
-	}
+	return PYB_PICK(cframe, cur, f);
+}
+
+/* The id the interpreter knows the current thread by (host_tid, or its
+ * tid in the process's PID namespace); 0 if unknown. */
+static __always_inline u32 pyb_ns_tid(struct pyb_proc *proc, u32 host_tid)
+{
+	struct bpf_pidns_info ns = {};
+
+	if (!(proc->flags & PYB_PROC_OTHER_PIDNS))
+		return host_tid;
+	if (bpf_get_ns_current_pid_tgid(proc->pidns_dev, proc->pidns_ino, &ns, sizeof(ns)))
+		return 0;
+	return ns.pid;
+}
+
+/*
+ * The current thread's PyThreadState, or 0; *frame is its innermost frame.
+ *
+ * A cached thread state is used while it names this thread and has a
+ * frame. One with no frame may be freed memory that still holds the tid
+ * (a C thread that calls into Python through PyGILState_Ensure/Release
+ * gets a new thread state each time), or idle while the thread runs in
+ * another interpreter: then every interpreter's list is searched again,
+ * and a thread state with a frame wins over one without.
+ */
+static __always_inline u64 pyb_find_tstate(struct pyb_proc *proc, struct pyb_layout *L,
+					   u32 host_tid, struct pyb_scratch *s, u64 *frame)
+{
+	u32 tid = pyb_ns_tid(proc, host_tid);
 	u64 *cached = tstates.lookup(&host_tid);
+	u64 interp, ts, top = 0;
 
+	*frame = 0;
+	if (!tid)
+		return 0;
 	if (cached) {
-		u64 ts = *cached;
-
-		if (ts && pyb_tstate_tid(proc, L, ts) == tid)
-			return ts;
-		tstates.delete(&host_tid);
+		ts = *cached;
+		if (ts && pyb_tstate_tid(proc, L, ts) == tid) {
+			top = pyb_top_frame(L, ts);
+			if (top) {
+				*frame = top;
+				return ts;
+			}
+		}
 	}
-	u64 interp = pyb_read_u64(proc->runtime_addr + L->runtime_interpreters_head);
-	u64 ts = interp ? pyb_read_u64(interp + L->interp_threads_head) : 0;
-
+	/* The match so far lives in map memory, whose contents the verifier
+	 * does not follow: the paths with and without one stay one state. */
+	s->found_ts = 0;
+	/* reads from a null interpreter fail (give 0) and end the search */
+	interp = pyb_read_u64(proc->runtime_addr + L->runtime_interpreters_head);
+	ts = pyb_read_u64(interp + L->interp_threads_head);
 	for (int i = 0; i < PYB_MAX_THREAD_SCAN; i++) {
-		if (!ts)
-			break;
+		if (!ts) {
+			/* the next interpreter's list (each step costs one turn) */
+			interp = pyb_read_u64(interp + L->interp_next);
+			if (!interp)
+				break;
+			ts = pyb_read_u64(interp + L->interp_threads_head);
+			continue;
+		}
 		if (pyb_tstate_tid(proc, L, ts) == tid) {
-			tstates.update(&host_tid, &ts);
-			return ts;
+			/* one without a frame is kept unless one with a frame follows */
+			s->found_ts = ts;
+			top = pyb_top_frame(L, ts);
+			if (top)
+				break;
 		}
 		ts = pyb_read_u64(ts + L->tstate_next);
 	}
-	return 0;
+	ts = s->found_ts;
+	if (ts) {
+		tstates.update(&host_tid, &ts);
+		*frame = top;
+	} else if (cached) {
+		tstates.delete(&host_tid);
+	}
+	return ts;
 }
 
-/* Hides a value's origin from the compiler, so that it cannot turn the
- * arithmetic below back into compares: each compare is a branch, and
- * branches in the frame loop multiply the verifier's states. */
-#define PYB_OPAQUE(x) asm volatile("" : "+r"(x))
-
-/* PYB_STR_IDENT of the str at ptr (see py_abi.h): length, hash and state
- * in one read (they follow each other), then its last 8 characters, kept
- * only if it is ASCII and 8 or more long. Reads that fail leave 0. */
+/* PYB_STR_IDENT of the str at ptr (see py_abi.h): length and state in
+ * one read (with the hash between them, left out: it changes), then its
+ * last 8 characters, kept only if it is ASCII and 8 or more long. Reads
+ * that fail leave 0. */
 static __always_inline u64 pyb_str_ident(struct pyb_layout *L, u64 ptr)
 {
 	u64 meta[3] = {}, tail = 0;
@@ -129,57 +202,74 @@ static __always_inline u64 pyb_str_ident(struct pyb_layout *L, u64 ptr)
 	PYB_OPAQUE(ascii);
 	PYB_OPAQUE(short_str);
 	tail &= 0 - ((ascii & 1) & (short_str ^ 1));
-	return PYB_STR_IDENT(ptr, len, meta[1], tail);
+	return PYB_STR_IDENT(ptr, len, tail);
 }
 
-/* PYB_CODE_IDENT of the code object at code. The name and file pointers
- * are picked out of the 24 bytes read with masks the layout holds (not an
- * index or a compare: see PYB_OPAQUE). */
-static __always_inline u64 pyb_code_ident(struct pyb_layout *L, u64 code)
+/* The int at byte offset off of the code window (0 if the layout has
+ * none there). */
+static __always_inline u64 pyb_code_int(struct pyb_scratch *s, s32 off)
 {
-	u64 p[3] = {};
+	return (s->code[CWORD(off)] >> ((off & 7) * 8)) & 0xffffffffULL & HAS(off);
+}
 
-	bpf_probe_read_user(p, sizeof(p), (void *)(code + L->code_ptrs_at));
-	u64 name = (p[0] & (u64)(s64)L->name_sel[0]) | (p[1] & (u64)(s64)L->name_sel[1]) |
-		   (p[2] & (u64)(s64)L->name_sel[2]);
-	u64 file = (p[0] & (u64)(s64)L->file_sel[0]) | (p[1] & (u64)(s64)L->file_sel[1]) |
-		   (p[2] & (u64)(s64)L->file_sel[2]);
+/* PYB_STR_IDENT of the line table (a bytes object) at ptr: its length
+ * and its first 8 bytes (PYB_BYTES_HEAD, without a branch), in one read. */
+static __always_inline u64 pyb_lines_ident(struct pyb_layout *L, struct pyb_scratch *s, u64 ptr)
+{
+	bpf_probe_read_user(s->lines, sizeof(s->lines), (void *)(ptr + L->bytes_size));
+	u64 len = s->lines[0], head = s->lines[L->lines_head_word & 3];
+	u64 short_bytes = 0 - ((len - 8) >> 63); /* all ones when len < 8 */
 
-	return PYB_CODE_IDENT(pyb_str_ident(L, name), pyb_str_ident(L, file));
+	PYB_OPAQUE(short_bytes);
+	head &= PYB_PICK(short_bytes, (1ULL << ((len & 7) * 8)) - 1, ~0ULL);
+	return PYB_STR_IDENT(ptr, len, head);
+}
+
+/* Reads the window of the code object at code (struct pyb_layout) and
+ * returns its PYB_CODE_IDENT. */
+static __always_inline u64 pyb_code_ident(struct pyb_layout *L, struct pyb_scratch *s, u64 code)
+{
+	u32 span = L->cw_span & (PYB_CODE_SPAN_MAX - 1);
+
+	bpf_probe_read_user(s->code, span, (void *)(code + L->cw_at));
+	u64 name = s->code[CWORD(L->cw_name)], file = s->code[CWORD(L->cw_file)];
+	u64 lines = s->code[CWORD(L->cw_lines)];
+
+	return PYB_CODE_IDENT(pyb_str_ident(L, name), pyb_str_ident(L, file),
+			      pyb_lines_ident(L, s, lines), pyb_code_int(s, L->cw_firstline),
+			      pyb_code_int(s, L->cw_units), pyb_code_int(s, L->cw_version));
 }
 
 /*
- * Walks the Python frames of thread state ts into s->stack (innermost
- * first) and returns a hash of them (never 0).
+ * Walks the Python frames from frame (a thread's innermost) into s->stack
+ * (innermost first) and returns a hash of them (never 0).
  *
  * Written for the verifier: every layout field is read once before the
  * loop; the body branches only on "end of chain", "full" and "read
- * failed"; per-version differences are arithmetic, and interpreter shim
- * frames are stored (flagged) rather than skipped, so the frame count is
- * the loop counter and the verifier's states never fork per iteration.
+ * failed"; per-version differences are arithmetic, and frames CPython
+ * does not show (interpreter shims, incomplete frames) are stored
+ * (flagged) rather than skipped, so the frame count is the loop counter
+ * and the verifier's states never fork per iteration.
  */
-static __always_inline u64 pyb_walk(struct pyb_proc *proc, struct pyb_layout *L, u64 ts,
-				    struct pyb_scratch *s, u32 pid)
+static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_scratch *s,
+				    u32 pid)
 {
 	u64 hash = 0xcbf29ce484222325ULL ^ pid;
-	u64 frame = pyb_read_u64(ts + L->tstate_frame);
-	u64 cframe = frame;
 	u32 span = L->frame_span & 127;
 	u32 w_code = WORD(L->frame_code), w_prev = WORD(L->frame_previous);
 	u32 w_instr = WORD(L->frame_instr), instr_shift = (L->frame_instr & 4) * 8;
 	u32 owner_word = WORD(L->frame_owner), owner_shift = (L->frame_owner & 7) * 8;
 	u32 entry_word = WORD(L->frame_is_entry), entry_shift = (L->frame_is_entry & 7) * 8;
 	/* all-ones when the layout has the field / property, else zero */
-	u64 has_entry = ~(u64)((s64)L->frame_is_entry >> 63);
+	u64 has_entry = HAS(L->frame_is_entry);
 	u64 owner_shim = L->owner_shim, has_shim = (u64)((s64)(0 - owner_shim) >> 63);
+	u64 owner_gen = L->owner_generator, has_traceable = HAS(L->cw_traceable) & 1;
 	u64 model = L->frame_model;
 	u64 objects = (model - 1) >> 63; /* 1 for PYB_FRAMES_OBJECTS */
 	u64 tag_mask = ~(u64)L->stackref_mask, adaptive = (u64)(s64)L->code_adaptive;
 	u64 scale = L->lasti_scale;
 	u32 n = 0;
 
-	if (model == PYB_FRAMES_CFRAME)
-		frame = cframe ? pyb_read_u64(cframe + L->cframe_current_frame) : 0;
 	s->stack.pid = pid;
 	for (n = 0; n < PYB_MAX_FRAMES; n++) {
 		if (!frame)
@@ -201,12 +291,17 @@ static __always_inline u64 pyb_walk(struct pyb_proc *proc, struct pyb_layout *L,
 		u32 idx = n % PYB_MAX_FRAMES;
 
 		frame = s->frame[w_prev];
+		u64 ident = pyb_code_ident(L, s, code);
+		/* incomplete (_PyFrame_IsIncomplete): not owned by a generator,
+		 * and its instruction before the first traceable one */
+		u64 other_owner = ((owner ^ owner_gen) | (0 - (owner ^ owner_gen))) >> 63;
+		u64 early = (u64)(offset - (s64)(pyb_code_int(s, L->cw_traceable) * 2)) >> 63;
+		u64 hidden = early & other_owner & has_traceable;
+
 		s->stack.frames[idx].code = code;
 		s->stack.frames[idx].instr_offset = (s32)offset;
-		s->stack.frames[idx].flags =
-			(u32)(objects | ((entry | (0 - entry)) >> 63) | (shim << 1));
-		u64 ident = pyb_code_ident(L, code);
-
+		s->stack.frames[idx].flags = (u32)(objects | ((entry | (0 - entry)) >> 63) |
+						   (shim << 1) | (hidden << 2));
 		s->stack.frames[idx].ident = ident;
 		hash = (hash ^ code) * 0x100000001b3ULL;
 		hash = (hash ^ ident) * 0x100000001b3ULL;

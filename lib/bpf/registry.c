@@ -97,9 +97,11 @@ static int layout_id(struct py_registry *r, const struct py_process *p)
 	for (int i = 0; i < r->nlayouts; i++)
 		if (memcmp(&r->layouts[i], &l, sizeof(l)) == 0)
 			return i;
-	/* the walker reads a code's name and file pointers in one 24-byte read */
+	/* the walker reads a frame, and the fields of its code object, in
+	 * one read each, into buffers of 128 and PYB_CODE_SPAN_MAX bytes */
 	if (r->nlayouts == PYB_MAX_LAYOUTS || l.frame_span > 128 ||
-	    abs((l.code_qualname >= 0 ? l.code_qualname : l.code_name) - l.code_filename) > 16)
+	    l.cw_span >= PYB_CODE_SPAN_MAX || l.bytes_data < l.bytes_size ||
+	    l.bytes_data - l.bytes_size > 24)
 		return -1;
 	r->layouts[r->nlayouts] = l;
 	if (bpf_update_elem(r->layouts_fd, &r->nlayouts, &l, 0) < 0)

@@ -103,7 +103,7 @@ static void name_stack(struct stack_collector *c, struct py_registry *reg, int p
 					   .ident = st->frames[i].ident };
 		uint8_t one = 1;
 
-		if (st->frames[i].flags & PYB_FRAME_SHIM)
+		if (st->frames[i].flags & (PYB_FRAME_SHIM | PYB_FRAME_HIDDEN))
 			continue;
 		e = code_names_get(&reg->names, &t->proc, k.code, k.ident);
 		/* named: BPF need not say so again (a failure is retried) */
@@ -180,10 +180,14 @@ static void frames_clear(struct frame_list *l)
 static void push_python(struct stack_collector *c, struct py_registry *reg, pid_t pid,
 			const struct pyb_frame *f, struct frame_list *out)
 {
-	struct code_name *e = code_names_find(&reg->names, pid, f->code, f->ident);
+	struct code_name *e;
 	struct report_frame rf = { .kind = REPORT_FRAME_PYTHON, .line = REPORT_LINE_UNKNOWN };
 	char unknown[48];
 
+	/* kept in the stack (it may end an eval-loop run) but never shown */
+	if (f->flags & PYB_FRAME_HIDDEN)
+		return;
+	e = code_names_find(&reg->names, pid, f->code, f->ident);
 	if (!e || !e->resolved) {
 		c->unknown_code++;
 		snprintf(unknown, sizeof(unknown), "[unknown code 0x%llx]",

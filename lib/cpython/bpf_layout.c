@@ -1,11 +1,42 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "cpython/bpf_layout.h"
 
+#include <stdint.h>
 #include <string.h>
+
+#include "cpython/code.h"
+
+/* The window of code object bytes the walker reads per frame: from the
+ * first of the fields (8-aligned) to the end of the last. */
+static void code_window(const struct py_process *p, struct pyb_layout *l)
+{
+	struct py_code_fields f;
+	int32_t lo = INT32_MAX, hi = 0;
+
+	py_code_fields(p, &f);
+	const int32_t at[] = { f.name, f.filename, f.linetable, f.firstlineno, f.units,
+			       f.version, f.firsttraceable };
+	int32_t *rel[] = { &l->cw_name, &l->cw_file, &l->cw_lines, &l->cw_firstline,
+			   &l->cw_units, &l->cw_version, &l->cw_traceable };
+
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		if (at[i] < 0)
+			continue;
+		if (at[i] < lo)
+			lo = at[i];
+		if (at[i] + 8 > hi)
+			hi = at[i] + 8;
+	}
+	lo &= ~7;
+	l->cw_at = (uint32_t)lo;
+	l->cw_span = (uint32_t)(hi - lo);
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
+		*rel[i] = at[i] < 0 ? -1 : at[i] - lo;
+}
 
 void py_bpf_layout(const struct py_process *p, struct pyb_layout *l)
 {
-	int32_t span = 0, name_off;
+	int32_t span = 0;
 
 	memset(l, 0, sizeof(*l));
 #define COPY_FIELD(name, ...) l->name = p->off.name;
@@ -24,11 +55,8 @@ void py_bpf_layout(const struct py_process *p, struct pyb_layout *l)
 	l->stackref_mask = (uint32_t)p->rules->stackref_tag_mask;
 	l->lasti_scale = p->rules->instr_unit == PY_INSTR_LASTI_UNITS ? 2 : 1;
 	l->owner_shim = (uint32_t)p->rules->first_shim_owner;
+	l->owner_generator = (uint32_t)p->rules->generator_owner;
 	l->str_ascii_bit = py_rules_str_ascii_bit(p->rules);
-	name_off = p->off.code_qualname >= 0 ? p->off.code_qualname : p->off.code_name;
-	l->code_ptrs_at = (uint32_t)(name_off < p->off.code_filename ? name_off : p->off.code_filename);
-	for (int32_t i = 0; i < 3; i++) {
-		l->name_sel[i] = name_off - (int32_t)l->code_ptrs_at == 8 * i ? -1 : 0;
-		l->file_sel[i] = p->off.code_filename - (int32_t)l->code_ptrs_at == 8 * i ? -1 : 0;
-	}
+	code_window(p, l);
+	l->lines_head_word = (uint32_t)(p->off.bytes_data - p->off.bytes_size) / 8;
 }

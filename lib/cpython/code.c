@@ -145,49 +145,92 @@ static uint64_t str_ident(struct py_process *p, uint64_t ptr)
 	    remote_read_u64(p->pid, ptr + (uint64_t)p->off.unicode_ascii_size + meta[0] - 8,
 			    &tail) < 0)
 		tail = 0;
-	return PYB_STR_IDENT(ptr, meta[0], meta[1], tail);
+	return PYB_STR_IDENT(ptr, meta[0], tail);
 }
 
-static int32_t code_name_offset(const struct py_process *p)
+/* PYB_STR_IDENT of the line table (a bytes object) at ptr: its length and
+ * first 8 bytes, read as the BPF walker reads them. */
+static uint64_t lines_ident(struct py_process *p, uint64_t ptr)
 {
-	return p->off.code_qualname >= 0 ? p->off.code_qualname : p->off.code_name;
+	uint64_t meta[4] = { 0 };
+	int32_t head_word = (p->off.bytes_data - p->off.bytes_size) / 8;
+
+	if (p->off.bytes_size < 0 || head_word < 0 || head_word > 3 ||
+	    remote_read(p->pid, ptr + (uint64_t)p->off.bytes_size, meta, sizeof(meta)) < 0)
+		return PYB_STR_IDENT(ptr, 0, 0);
+	return PYB_STR_IDENT(ptr, meta[0], PYB_BYTES_HEAD(meta[0], meta[head_word]));
+}
+
+void py_code_fields(const struct py_process *p, struct py_code_fields *f)
+{
+	const struct py_rules *r = p->rules;
+
+	f->name = p->off.code_qualname >= 0 ? p->off.code_qualname : p->off.code_name;
+	f->filename = p->off.code_filename;
+	f->linetable = p->off.code_linetable;
+	f->firstlineno = p->off.code_firstlineno;
+	f->units = r->code_var_sized ? p->off.bytes_size : -1;
+	f->version = r->version_before_filename ? p->off.code_filename - r->version_before_filename
+						: -1;
+	f->firsttraceable = r->firsttraceable_before_code && p->off.code_adaptive >= 0
+				    ? p->off.code_adaptive - r->firsttraceable_before_code
+				    : -1;
+}
+
+static uint64_t u64_in(const uint8_t *buf, int32_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, buf + off, sizeof(v));
+	return v;
+}
+
+static int32_t i32_in(const uint8_t *buf, int32_t off)
+{
+	int32_t v = 0;
+
+	if (off >= 0)
+		memcpy(&v, buf + off, sizeof(v));
+	return v;
 }
 
 int py_code_identity_read(struct py_process *p, uint64_t code, struct py_code_identity *id)
 {
-	const int32_t fields[] = { p->off.object_type, code_name_offset(p), p->off.code_filename,
-				   p->off.code_linetable, p->off.code_firstlineno };
-	uint8_t head[256];
+	struct py_code_fields f;
+	uint8_t head[512];
 	int32_t end = 0;
+
+	py_code_fields(p, &f);
+	const int32_t need[] = { p->off.object_type, f.name, f.filename, f.linetable,
+				 f.firstlineno };
+	const int32_t fields[] = { p->off.object_type, f.name, f.filename, f.linetable,
+				   f.firstlineno, f.units, f.version, f.firsttraceable };
 
 	memset(id, 0, sizeof(*id));
 	if (!code)
 		return -1;
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		if (fields[i] < 0)
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (need[i] < 0)
 			return -1;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 		if (fields[i] + 8 > end)
 			end = fields[i] + 8;
-	}
-	if (end <= (int32_t)sizeof(head)) {
-		if (remote_read(p->pid, code, head, (size_t)end) < 0)
-			return -1;
-		memcpy(&id->type, head + p->off.object_type, 8);
-		memcpy(&id->name, head + code_name_offset(p), 8);
-		memcpy(&id->filename, head + p->off.code_filename, 8);
-		memcpy(&id->linetable, head + p->off.code_linetable, 8);
-		memcpy(&id->firstlineno, head + p->off.code_firstlineno, 4);
-	} else if (read_obj_type(p, code, &id->type) < 0 ||
-		   remote_read_u64(p->pid, code + (uint64_t)code_name_offset(p), &id->name) < 0 ||
-		   remote_read_u64(p->pid, code + (uint64_t)p->off.code_filename, &id->filename) < 0 ||
-		   remote_read_u64(p->pid, code + (uint64_t)p->off.code_linetable, &id->linetable) < 0 ||
-		   remote_read_i32(p->pid, code + (uint64_t)p->off.code_firstlineno,
-				   &id->firstlineno) < 0) {
+	if (end > (int32_t)sizeof(head) || remote_read(p->pid, code, head, (size_t)end) < 0)
 		return -1;
-	}
-	id->ident = PYB_CODE_IDENT(str_ident(p, id->name), str_ident(p, id->filename));
+	id->type = u64_in(head, p->off.object_type);
+	id->name = u64_in(head, f.name);
+	id->filename = u64_in(head, f.filename);
+	id->linetable = u64_in(head, f.linetable);
+	id->firstlineno = i32_in(head, f.firstlineno);
+	id->units = i32_in(head, f.units);
+	id->version = i32_in(head, f.version);
+	id->firsttraceable = i32_in(head, f.firsttraceable);
+	id->ident = PYB_CODE_IDENT(str_ident(p, id->name), str_ident(p, id->filename),
+				   lines_ident(p, id->linetable), id->firstlineno, id->units,
+				   id->version);
 	return 0;
 }
+
 int py_code_read(struct py_process *p, uint64_t code, struct py_code_info *ci)
 {
 	struct py_code_identity *id = &ci->ident;

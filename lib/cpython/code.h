@@ -12,11 +12,27 @@
 #define PY_FILENAME_MAX 1024
 #define PY_LINETABLE_MAX (1 << 20)
 
+/* Where the fields are, in a code object, that never change while it
+ * lives and tell it from others (byte offsets from its start; -1: the
+ * version has no such field), plus _co_firsttraceable. The BPF walker
+ * reads the same ones (cpython/bpf_layout.c). */
+struct py_code_fields {
+	int32_t name, filename, linetable, firstlineno;
+	int32_t units;          /* 3.11+: ob_size, the bytecode's length in code units */
+	int32_t version;        /* 3.12+: co_version, numbering code objects as made */
+	int32_t firsttraceable; /* 3.11+: index of the first traceable code unit */
+};
+
+void py_code_fields(const struct py_process *p, struct py_code_fields *f);
+
 /* What tells one code object from another at the same address. */
 struct py_code_identity {
 	uint64_t type, name, filename, linetable;
 	uint64_t ident; /* PYB_CODE_IDENT, as the BPF walker computes it */
 	int32_t firstlineno;
+	int32_t units;          /* 0 where the version has no such field */
+	int32_t version;        /* likewise */
+	int32_t firsttraceable; /* likewise */
 };
 
 struct py_code_info {
@@ -35,8 +51,8 @@ struct py_code_info {
 int py_read_string(struct py_process *p, uint64_t addr, char *buf, size_t len);
 
 /* Reads the identity of the object at code (the code object in one read
- * where the layout allows, then its name's hash). Returns 0, or -1 if it
- * cannot be read. */
+ * where the layout allows, then its name and file strings). Returns 0, or
+ * -1 if it cannot be read. */
 int py_code_identity_read(struct py_process *p, uint64_t code, struct py_code_identity *id);
 
 /* Reads a code object. Returns 0, or -1 if it is not a readable code object. */

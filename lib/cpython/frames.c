@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cpython/code.h"
 #include "sys/remote_mem.h"
 
 int py_frames_first(struct py_process *p, uint64_t tstate, uint64_t *frame)
@@ -63,6 +64,29 @@ static uint64_t bytecode_base(struct py_process *p, const uint8_t *frame, uint64
 			base = entry;
 	}
 	return base;
+}
+
+/*
+ * Whether a 3.11+ frame is incomplete, as _PyFrame_IsIncomplete says
+ * (shims are dealt with before): not owned by a generator, and its
+ * instruction before the code's first traceable one (the RESUME after
+ * the prologue that makes cells or the generator; an internal frame whose
+ * code has no RESUME, like 3.13's _Py_InitCleanup, is never complete).
+ * CPython's own tracebacks leave such frames out.
+ */
+static bool is_incomplete(struct py_process *p, const uint8_t *frame, uint64_t code,
+			  int64_t instr_offset)
+{
+	struct py_code_fields f;
+	int32_t first = 0;
+
+	py_code_fields(p, &f);
+	if (f.firsttraceable < 0 || p->rules->generator_owner < 0 || p->off.frame_owner < 0 ||
+	    frame[p->off.frame_owner] == p->rules->generator_owner)
+		return false;
+	if (remote_read_i32(p->pid, code + (uint64_t)f.firsttraceable, &first) < 0)
+		return false;
+	return instr_offset < 2 * (int64_t)first;
 }
 
 static bool is_code_object(struct py_process *p, uint64_t code)
@@ -143,6 +167,8 @@ int py_frames_read(struct py_process *p, uint64_t tstate, struct py_frame *out, 
 			if (f->instr_offset > (1 << 26) || f->instr_offset < -2) {
 				f->instr_offset = -1;
 				f->flags |= PY_FRAME_BAD_INSTR;
+			} else if (is_incomplete(p, buf, code, f->instr_offset)) {
+				continue; /* left out, as in CPython's tracebacks */
 			}
 			if (p->off.frame_is_entry >= 0 && buf[p->off.frame_is_entry])
 				f->flags |= PY_FRAME_ENTRY;

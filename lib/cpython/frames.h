@@ -28,7 +28,8 @@ int py_frames_first(struct py_process *p, uint64_t tstate, uint64_t *frame);
 
 /*
  * Walks from the innermost frame outwards, writing at most max frames.
- * Skips the interpreter's own shim/entry frames. Sets *truncated when the
+ * Skips the frames CPython's tracebacks leave out: the interpreter's own
+ * shim/entry frames and (3.11+) incomplete ones. Sets *truncated when the
  * chain goes on past max (or loops). Returns the count, or -1 with p->err.
  */
 int py_frames_read(struct py_process *p, uint64_t tstate, struct py_frame *out, size_t max,

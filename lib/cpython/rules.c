@@ -6,11 +6,23 @@
 /* Sources: CPython's Include/ (cpython/frameobject.h, internal/pycore_frame.h,
  * cpython/unicodeobject.h, internal/pycore_gil.h, cpython/pystate.h) per tag;
  * ../shared/reference/cpython-internals.md summarizes them. */
+/* 3.11+ (_PyInterpreterFrame, PyCodeObject with PyObject_VAR_HEAD):
+ * FRAME_OWNED_BY_GENERATOR is 1; _co_firsttraceable is an int followed by
+ * the co_extra pointer, then co_code_adaptive (16 bytes from it); the
+ * free-threaded 3.14+ builds put co_tlbc between (24). 3.12+: co_version
+ * is the uint32 before co_localsplusnames and co_localspluskinds, which
+ * precede co_filename (20 bytes from it). */
+#define V311_GEN_OWNER 1
+#define V311_TRACEABLE 16
+#define V312_VERSION 20
 #define GIL_BUILD(m, model, instr, shim, tags, lines, gil, dbg_since, tid)                      \
 	{ .minor = m, .free_threaded = false, .frame_model = model, .instr_unit = instr,         \
 	  .first_shim_owner = shim, .stackref_tag_mask = tags, .str_state_interned_bits = 2,   \
 	  .line_format = lines, .gil_home = gil, .has_debug_offsets = (dbg_since) != 0,         \
-	  .debug_offsets_since = dbg_since, .thread_id = tid }
+	  .debug_offsets_since = dbg_since, .thread_id = tid,                                     \
+	  .generator_owner = (m) >= 11 ? V311_GEN_OWNER : -1,                                    \
+	  .firsttraceable_before_code = (m) >= 11 ? V311_TRACEABLE : 0, .code_var_sized = (m) >= 11, \
+	  .version_before_filename = (m) >= 12 ? V312_VERSION : 0 }
 
 /*
  * The first pre-release with the _Py_DebugOffsets layout of the final
@@ -49,17 +61,23 @@ static const struct py_rules rules[] = {
 	  .instr_unit = PY_INSTR_POINTER, .first_shim_owner = 3, .stackref_tag_mask = 0,
 	  .str_state_interned_bits = 2, .line_format = PY_LINES_PEP657,
 	  .gil_home = PY_GIL_IN_INTERPRETER, .has_debug_offsets = true,
-	  .debug_offsets_since = DEBUG_OFFSETS_313, .thread_id = PY_TID_NATIVE },
+	  .debug_offsets_since = DEBUG_OFFSETS_313, .thread_id = PY_TID_NATIVE,
+	  .generator_owner = V311_GEN_OWNER, .firsttraceable_before_code = V311_TRACEABLE,
+	  .code_var_sized = true, .version_before_filename = V312_VERSION },
 	{ .minor = 14, .free_threaded = true, .frame_model = PY_FRAMES_CURRENT,
 	  .instr_unit = PY_INSTR_POINTER, .first_shim_owner = 3, .stackref_tag_mask = 3,
 	  .str_state_interned_bits = 8, .line_format = PY_LINES_PEP657,
 	  .gil_home = PY_GIL_IN_INTERPRETER, .has_debug_offsets = true,
-	  .debug_offsets_since = DEBUG_OFFSETS_314, .thread_id = PY_TID_NATIVE },
+	  .debug_offsets_since = DEBUG_OFFSETS_314, .thread_id = PY_TID_NATIVE,
+	  .generator_owner = V311_GEN_OWNER, .firsttraceable_before_code = V311_TRACEABLE + 8,
+	  .code_var_sized = true, .version_before_filename = V312_VERSION },
 	{ .minor = 15, .free_threaded = true, .frame_model = PY_FRAMES_CURRENT,
 	  .instr_unit = PY_INSTR_POINTER, .first_shim_owner = 3, .stackref_tag_mask = 3,
 	  .str_state_interned_bits = 8, .line_format = PY_LINES_PEP657,
 	  .gil_home = PY_GIL_IN_INTERPRETER, .has_debug_offsets = true,
-	  .debug_offsets_since = DEBUG_OFFSETS_315, .thread_id = PY_TID_NATIVE },
+	  .debug_offsets_since = DEBUG_OFFSETS_315, .thread_id = PY_TID_NATIVE,
+	  .generator_owner = V311_GEN_OWNER, .firsttraceable_before_code = V311_TRACEABLE + 8,
+	  .code_var_sized = true, .version_before_filename = V312_VERSION },
 };
 
 const struct py_rules *py_rules_for(int minor, bool free_threaded)
@@ -77,4 +95,13 @@ bool py_rules_debug_layout_valid(const struct py_rules *r, uint32_t hex)
 	if (!r->has_debug_offsets || (hex >> 16) != (0x0300u | (uint32_t)r->minor))
 		return false;
 	return final || hex >= r->debug_offsets_since;
+}
+
+const char *py_rules_bpf_refusal(const struct py_rules *r)
+{
+	if (r->free_threaded)
+		return "not supported by the BPF tools: threads of free-threaded builds run "
+		       "their own copies of the bytecode, which the BPF walker does not "
+		       "follow, so line numbers would be wrong";
+	return NULL;
 }

@@ -58,6 +58,23 @@ struct py_rules {
 	/* frame owner values from this one up are not Python frames (shims,
 	 * C-stack entries); 0: frames have no owner field */
 	int first_shim_owner;
+	/* FRAME_OWNED_BY_GENERATOR (3.11+): such frames are always complete;
+	 * -1: frames have no owner field */
+	int generator_owner;
+	/* 3.11+: bytes from PyCodeObject._co_firsttraceable (an int, the index
+	 * of the first traceable instruction: frames whose instruction is
+	 * before it are incomplete and hidden, _PyFrame_IsIncomplete) to
+	 * co_code_adaptive, whose offset _Py_DebugOffsets, DWARF and the tables
+	 * give; 0: no such field (3.8-3.10) */
+	int firsttraceable_before_code;
+	/* 3.11+: PyCodeObject is a PyVarObject whose ob_size (at the same
+	 * offset as any PyVarObject's, such as bytes) is the bytecode's length
+	 * in code units */
+	bool code_var_sized;
+	/* 3.12+: bytes from PyCodeObject.co_version (a uint32 numbering code
+	 * objects as they are made, never changed after) to co_filename; 0:
+	 * no such field */
+	int version_before_filename;
 	/* tag bits of a _PyStackRef to clear from the frame's code reference
 	 * (3.14+); 0: a plain pointer */
 	uint64_t stackref_tag_mask;
@@ -82,6 +99,12 @@ const struct py_rules *py_rules_for(int minor, bool free_threaded);
  * candidate from r->debug_offsets_since on do; older pre-releases do not.
  */
 bool py_rules_debug_layout_valid(const struct py_rules *r, uint32_t hex);
+
+/* Why the BPF walker must not read an interpreter with these rules (a
+ * sentence for the user), or NULL if it can. Free-threaded builds run
+ * per-thread copies of the bytecode, which the BPF walker does not follow:
+ * it would print wrong line numbers. */
+const char *py_rules_bpf_refusal(const struct py_rules *r);
 
 /* The bit of PyASCIIObject.state that says "ascii". */
 static inline unsigned py_rules_str_ascii_bit(const struct py_rules *r)
