@@ -422,7 +422,8 @@ int registry_turn_ms(const struct py_registry *r)
 			if (in_ms < ms)
 				ms = in_ms;
 		}
-		if (t->state == TARGET_ACTIVE && (t->pidfd < 0 || t->many_threads))
+		if (t->state == TARGET_ACTIVE && (t->pidfd < 0 || t->many_threads) &&
+		    ms > (int)(SEED_EVERY_NS / 1000000))
 			ms = (int)(SEED_EVERY_NS / 1000000);
 	}
 	return ms;

@@ -133,7 +133,7 @@ static void test_debug_offsets(void)
  * fields all come out of it (or are derived), so 3.13+ need no table. */
 static void test_debug_offsets_complete(void)
 {
-	for (int minor = 13; minor <= 15; minor++) {
+	for (int minor = 13; minor <= PY_MINOR_LAST_SUPPORTED; minor++) {
 		uint8_t raw[DEBUG_OFFSETS_MAX_BYTES] = { 0 };
 		size_t size = debug_offsets_size(minor);
 		struct py_offsets o;
@@ -149,6 +149,29 @@ static void test_debug_offsets_complete(void)
 		CHECK(py_offsets_missing(&o, minor) == NULL);
 		CHECK(o.code_size == o.bytes_size); /* derived: both PyVarObject's ob_size */
 	}
+}
+
+/* Every supported minor has its rules rows, and a version that publishes
+ * _Py_DebugOffsets has a layout and the first pre-release it holds for. */
+static void test_rules_cover_versions(void)
+{
+	for (int minor = PY_MINOR_FIRST_SUPPORTED; minor <= PY_MINOR_LAST_SUPPORTED; minor++) {
+		const struct py_rules *r = py_rules_for(minor, false);
+		struct py_offsets o;
+
+		CHECK(r != NULL);
+		if (!r)
+			continue;
+		CHECK(r->minor == minor);
+		if (r->has_debug_offsets) {
+			CHECK(debug_offsets_size(minor) > 0);
+			CHECK((r->debug_offsets_since >> 16) == (0x0300u | (unsigned)minor));
+			CHECK(minor < 13 || py_rules_for(minor, true) != NULL);
+		} else {
+			CHECK(py_offsets_builtin_table(minor, &o) == 0);
+		}
+	}
+	CHECK(py_rules_for(PY_MINOR_LAST_SUPPORTED + 1, false) == NULL);
 }
 
 /* The one field list: required ranges, debug slots, disagreements. */
@@ -285,6 +308,7 @@ int main(void)
 	test_tables();
 	test_debug_offsets();
 	test_debug_offsets_complete();
+	test_rules_cover_versions();
 	test_field_list();
 	test_debug_layout_prereleases();
 	test_linetables();
