@@ -169,7 +169,7 @@ void py_code_fields(const struct py_process *p, struct py_code_fields *f)
 	f->filename = p->off.code_filename;
 	f->linetable = p->off.code_linetable;
 	f->firstlineno = p->off.code_firstlineno;
-	f->units = r->code_var_sized ? p->off.bytes_size : -1;
+	f->units = p->off.code_size; /* 3.11+: PY_OFFSET_FIELDS' code_size */
 	f->version = r->version_before_filename ? p->off.code_filename - r->version_before_filename
 						: -1;
 	f->firsttraceable = r->firsttraceable_before_code && p->off.code_adaptive >= 0

@@ -21,7 +21,7 @@
 	  .line_format = lines, .gil_home = gil, .has_debug_offsets = (dbg_since) != 0,         \
 	  .debug_offsets_since = dbg_since, .thread_id = tid,                                     \
 	  .generator_owner = (m) >= 11 ? V311_GEN_OWNER : -1,                                    \
-	  .firsttraceable_before_code = (m) >= 11 ? V311_TRACEABLE : 0, .code_var_sized = (m) >= 11, \
+	  .firsttraceable_before_code = (m) >= 11 ? V311_TRACEABLE : 0,                          \
 	  .version_before_filename = (m) >= 12 ? V312_VERSION : 0 }
 
 /*
@@ -63,21 +63,21 @@ static const struct py_rules rules[] = {
 	  .gil_home = PY_GIL_IN_INTERPRETER, .has_debug_offsets = true,
 	  .debug_offsets_since = DEBUG_OFFSETS_313, .thread_id = PY_TID_NATIVE,
 	  .generator_owner = V311_GEN_OWNER, .firsttraceable_before_code = V311_TRACEABLE,
-	  .code_var_sized = true, .version_before_filename = V312_VERSION },
+	  .version_before_filename = V312_VERSION },
 	{ .minor = 14, .free_threaded = true, .frame_model = PY_FRAMES_CURRENT,
 	  .instr_unit = PY_INSTR_POINTER, .first_shim_owner = 3, .stackref_tag_mask = 3,
 	  .str_state_interned_bits = 8, .line_format = PY_LINES_PEP657,
 	  .gil_home = PY_GIL_IN_INTERPRETER, .has_debug_offsets = true,
 	  .debug_offsets_since = DEBUG_OFFSETS_314, .thread_id = PY_TID_NATIVE,
 	  .generator_owner = V311_GEN_OWNER, .firsttraceable_before_code = V311_TRACEABLE + 8,
-	  .code_var_sized = true, .version_before_filename = V312_VERSION },
+	  .version_before_filename = V312_VERSION },
 	{ .minor = 15, .free_threaded = true, .frame_model = PY_FRAMES_CURRENT,
 	  .instr_unit = PY_INSTR_POINTER, .first_shim_owner = 3, .stackref_tag_mask = 3,
 	  .str_state_interned_bits = 8, .line_format = PY_LINES_PEP657,
 	  .gil_home = PY_GIL_IN_INTERPRETER, .has_debug_offsets = true,
 	  .debug_offsets_since = DEBUG_OFFSETS_315, .thread_id = PY_TID_NATIVE,
 	  .generator_owner = V311_GEN_OWNER, .firsttraceable_before_code = V311_TRACEABLE + 8,
-	  .code_var_sized = true, .version_before_filename = V312_VERSION },
+	  .version_before_filename = V312_VERSION },
 };
 
 const struct py_rules *py_rules_for(int minor, bool free_threaded)

@@ -67,10 +67,6 @@ struct py_rules {
 	 * co_code_adaptive, whose offset _Py_DebugOffsets, DWARF and the tables
 	 * give; 0: no such field (3.8-3.10) */
 	int firsttraceable_before_code;
-	/* 3.11+: PyCodeObject is a PyVarObject whose ob_size (at the same
-	 * offset as any PyVarObject's, such as bytes) is the bytecode's length
-	 * in code units */
-	bool code_var_sized;
 	/* 3.12+: bytes from PyCodeObject.co_version (a uint32 numbering code
 	 * objects as they are made, never changed after) to co_filename; 0:
 	 * no such field */
