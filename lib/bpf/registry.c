@@ -227,7 +227,14 @@ static void try_target(struct py_registry *r, struct py_target *t)
 
 	t->last_try_ns = now;
 	if (py_process_open(&t->proc, t->pid) == 0) {
-		if (register_bpf(r, t) < 0) {
+		const char *unwalkable = py_rules_bpf_refusal(t->proc.rules);
+
+		if (unwalkable) {
+			t->state = TARGET_REFUSED;
+			r->refused++;
+			snprintf(t->proc.err, sizeof(t->proc.err), "Python %s%s: %s",
+				 t->proc.version_str, t->proc.free_threaded ? "t" : "", unwalkable);
+		} else if (register_bpf(r, t) < 0) {
 			t->state = TARGET_REFUSED;
 			snprintf(t->proc.err, sizeof(t->proc.err), "cannot register with BPF");
 		} else {

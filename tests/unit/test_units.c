@@ -12,6 +12,7 @@
 #include "cpython/linetable.h"
 #include "cpython/code.h"
 #include "cpython/offsets.h"
+#include "cpython/rules.h"
 #include "cpython/version.h"
 
 static int passed, failed;
@@ -172,6 +173,26 @@ static void test_utf8(void)
 	CHECK(utf8_encode(0xd800, b) == 3 && (uint8_t)b[0] == 0xef); /* U+FFFD */
 }
 
+/* The BPF tools read GIL builds of every supported minor and refuse the
+ * free-threaded ones (their threads run copies of the bytecode the BPF
+ * walker does not follow) with a reason that says so. */
+static void test_bpf_refusal(void)
+{
+	for (int minor = 8; minor <= 15; minor++) {
+		const struct py_rules *gil = py_rules_for(minor, false);
+		const struct py_rules *ft = py_rules_for(minor, true);
+
+		CHECK(gil && py_rules_bpf_refusal(gil) == NULL);
+		if (minor >= 13) {
+			const char *why = ft ? py_rules_bpf_refusal(ft) : NULL;
+
+			CHECK(why && strstr(why, "BPF tools") && strstr(why, "line numbers"));
+		} else {
+			CHECK(ft == NULL);
+		}
+	}
+}
+
 int main(void)
 {
 	test_versions();
@@ -179,6 +200,7 @@ int main(void)
 	test_debug_offsets();
 	test_linetables();
 	test_utf8();
+	test_bpf_refusal();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
