@@ -252,6 +252,15 @@ static void say_recognised(const struct py_registry *r, const struct py_target *
 
 static void activate(struct py_registry *r, struct py_target *t, uint64_t now)
 {
+	const char *unwalkable = py_rules_bpf_refusal(t->proc.rules);
+
+	if (unwalkable) {
+		t->state = TARGET_REFUSED;
+		py_process_fail(&t->proc, PY_FAIL_UNSUPPORTED, "Python %s%s: %s", t->proc.version_str,
+				t->proc.free_threaded ? "t" : "", unwalkable);
+		r->refused++;
+		return;
+	}
 	if (register_bpf(r, t) < 0) {
 		t->state = TARGET_REFUSED;
 		py_process_fail(&t->proc, PY_FAIL_UNSUPPORTED, "cannot register with BPF");

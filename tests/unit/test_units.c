@@ -302,6 +302,26 @@ static void test_cpu_lists(void)
 	free(v);
 }
 
+/* The BPF tools read GIL builds of every supported minor and refuse the
+ * free-threaded ones (their threads run copies of the bytecode the BPF
+ * walker does not follow) with a reason that says so. */
+static void test_bpf_refusal(void)
+{
+	for (int minor = 8; minor <= 15; minor++) {
+		const struct py_rules *gil = py_rules_for(minor, false);
+		const struct py_rules *ft = py_rules_for(minor, true);
+
+		CHECK(gil && py_rules_bpf_refusal(gil) == NULL);
+		if (minor >= 13) {
+			const char *why = ft ? py_rules_bpf_refusal(ft) : NULL;
+
+			CHECK(why && strstr(why, "BPF tools") && strstr(why, "line numbers"));
+		} else {
+			CHECK(ft == NULL);
+		}
+	}
+}
+
 int main(void)
 {
 	test_versions();
@@ -314,6 +334,7 @@ int main(void)
 	test_linetables();
 	test_utf8();
 	test_cpu_lists();
+	test_bpf_refusal();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -10,7 +10,12 @@ MODE is one of
   init    construct_widgets() builds Widget objects in a hot loop (so
           the call gets specialised: 3.13+ push an internal cleanup frame
           between the caller and __init__), each __init__ burning on one
-          line, HOT_INIT, called from the line marked CALL_INIT.
+          line, HOT_INIT, called from the line marked CALL_INIT;
+  init_block  the same with Sleeper objects, whose __init__ sleeps 2 ms on
+          one line, HOT_INIT_BLOCK, called from CALL_INIT_BLOCK;
+  gil     a thread spins in pure Python while another sleeps 0.5 ms at a
+          time on one line, HOT_GIL, in wait_for_gil_on_one_line(): after
+          each sleep it waits there for the GIL.
 Writes STATE.json ({"pid", "ready", "lines": {marker: line number}}) once
 the loop runs, then goes on for SECONDS (default 60) and exits.
 The markers are comments at the end of the lines; tests find the line
@@ -19,9 +24,11 @@ numbers the same way (lines_of()).
 import json
 import os
 import sys
+import threading
 import time
 
-MARKERS = ("HOT_CPU", "HOT_BLOCK", "HOT_INIT", "CALL_INIT")
+MARKERS = ("HOT_CPU", "HOT_BLOCK", "HOT_INIT", "CALL_INIT", "HOT_INIT_BLOCK",
+           "CALL_INIT_BLOCK", "HOT_GIL")
 
 
 def lines_of(path):
@@ -58,11 +65,44 @@ def construct_widgets(until):
     return made
 
 
+class Sleeper:
+    def __init__(self, seconds):
+        time.sleep(seconds)  # HOT_INIT_BLOCK
+
+
+def construct_sleepers(until):
+    made = 0
+    while time.time() < until:
+        Sleeper(0.002)  # CALL_INIT_BLOCK
+        made += 1
+    return made
+
+
+def spin(until):
+    n = 0
+    while time.time() < until:
+        for i in range(200):
+            n += i * i
+    return n
+
+
+def wait_for_gil_on_one_line(until):
+    while time.time() < until:
+        time.sleep(0.0005)  # HOT_GIL
+
+
+def contend(until):
+    spinner = threading.Thread(target=spin, args=(until,), name="spinner")
+    spinner.start()
+    wait_for_gil_on_one_line(until)
+    spinner.join()
+
+
 def main():
     out, mode = sys.argv[1], sys.argv[2]
     seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 60.0
-    fn = {"cpu": burn_on_one_line, "block": block_on_one_line,
-          "init": construct_widgets}[mode]
+    fn = {"cpu": burn_on_one_line, "block": block_on_one_line, "init": construct_widgets,
+          "init_block": construct_sleepers, "gil": contend}[mode]
     fn(time.time() + 0.5)  # warm up (and specialise the calls)
     state = {"pid": os.getpid(), "ready": True, "lines": lines_of(__file__)}
     with open(out + ".tmp", "w") as fp:
