@@ -51,6 +51,12 @@ struct py_registry {
 	int npidfds;    /* open pidfds of targets */
 	const pid_t *only; /* -p list; NULL: every Python process */
 	size_t nonly;
+	/* --children: descendants of the -p list, also wanted (quietly) */
+	pid_t *followed;
+	size_t nfollowed, cap_followed;
+	/* called when a target becomes active (also again after an exec) */
+	void (*on_active)(void *ctx, struct py_target *t);
+	void *on_active_ctx;
 	const char *tool; /* for messages */
 	struct code_names names;
 	/* for the summary */
@@ -64,6 +70,10 @@ void registry_free(struct py_registry *r);
 /* A pid to look at now (start-up, exec, fork). young: it may still be
  * starting, so failures are retried for a while. */
 void registry_consider(struct py_registry *r, pid_t pid, bool young);
+
+/* --children: pid descends from the -p list and is wanted too. Returns 0
+ * or -1 (out of memory). */
+int registry_follow(struct py_registry *r, pid_t pid);
 
 /* Retries pending processes, notices exits (of processes without a pidfd;
  * the others are reported by registry_exit_fds), and hands BPF the thread
