@@ -453,6 +453,23 @@ int session_collect(struct tool_session *s, struct report *rep)
 	return stack_collector_collect(&s->col, &s->reg, &maps, &s->filter, rep);
 }
 
+/* -p of a server whose workers do the work: say how to see them. */
+static void print_children_hint(struct tool_session *s)
+{
+	pid_t *kids;
+	size_t n;
+
+	if (!s->npids || s->follow_children || s->filter.only_tid ||
+	    proc_descendants(s->pids, s->npids, &kids, &n) < 0)
+		return;
+	if (n)
+		fprintf(stderr, "%s: the given process%s ha%s %zu descendant process%s, not traced: "
+				"--children traces them too\n",
+			s->tool, s->npids == 1 ? "" : "es", s->npids == 1 ? "s" : "ve", n,
+			n == 1 ? "" : "es");
+	free(kids);
+}
+
 void session_print_summary(struct tool_session *s, const char *unit)
 {
 	uint64_t samples = session_stat(s, PYB_STAT_SAMPLES);
@@ -497,6 +514,7 @@ void session_print_summary(struct tool_session *s, const char *unit)
 	if (s->reg.refused)
 		fprintf(stderr, "%s: %zu Python process%s could not be profiled (see above)\n",
 			s->tool, s->reg.refused, s->reg.refused == 1 ? "" : "es");
+	print_children_hint(s);
 }
 
 /* Every run counts, also the quick ones for other processes, so the time
