@@ -11,7 +11,7 @@
 #define CLI_SHARED_SHORT "p:t:o:vh"
 
 /* long-only shared options, above any tool's own */
-enum { OPT_FORMAT = 0x10000, OPT_VERSION, OPT_EBPF };
+enum { OPT_FORMAT = 0x10000, OPT_VERSION, OPT_EBPF, OPT_CHILDREN, OPT_RUN_AS };
 
 static const struct option shared_long[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -22,6 +22,8 @@ static const struct option shared_long[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "ebpf", no_argument, NULL, OPT_EBPF },
+	{ "children", no_argument, NULL, OPT_CHILDREN },
+	{ "run-as", required_argument, NULL, OPT_RUN_AS },
 };
 
 /* Returns 1 when opt is not a shared option, 0 when handled, -1 on error. */
@@ -61,6 +63,12 @@ static int shared_option(struct cli *c, struct tool_session *s, int opt, const c
 	case OPT_EBPF:
 		c->ebpf = true;
 		return 0;
+	case OPT_CHILDREN:
+		c->children = true;
+		return 0;
+	case OPT_RUN_AS:
+		c->run_as = arg;
+		return 0;
 	default:
 		return 1;
 	}
@@ -85,16 +93,91 @@ static int build_options(struct cli *c, const char *own_short, const struct opti
 	return 0;
 }
 
+/* Whether getopt would take arg as the value of the option before it. */
+static bool takes_value(const char *opt, const char *shortopts, const struct option *longopts)
+{
+	if (opt[0] != '-' || !opt[1])
+		return false;
+	if (opt[1] == '-') {
+		size_t len = strcspn(opt + 2, "="), hits = 0;
+		const struct option *hit = NULL;
+
+		if (opt[2 + len] == '=')
+			return false;
+		for (const struct option *o = longopts; o->name; o++) {
+			if (strncmp(o->name, opt + 2, len) != 0)
+				continue;
+			if (strlen(o->name) == len)
+				return o->has_arg == required_argument;
+			hit = o;
+			hits++;
+		}
+		/* an ambiguous prefix is an error getopt reports */
+		return hits == 1 && hit->has_arg == required_argument;
+	}
+	for (const char *p = opt + 1; *p; p++) {
+		const char *spec = strchr(shortopts, *p);
+
+		if (spec && *p != ':' && spec[1] == ':')
+			return !p[1]; /* "-p" then its value, or "-p123" */
+	}
+	return false;
+}
+
+/* Index of the "--" that ends the tool's arguments, or argc. */
+static int command_start(int argc, char **argv, const char *shortopts,
+			 const struct option *longopts)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return i;
+		if (takes_value(argv[i], shortopts, longopts))
+			i++;
+	}
+	return argc;
+}
+
+static int check_targets(const struct cli *c, const struct tool_session *s)
+{
+	if (c->tid && s->npids) {
+		fprintf(stderr, "%s: -p and -t are mutually exclusive\n", c->tool);
+		return -1;
+	}
+	if (c->command && (c->tid || s->npids)) {
+		fprintf(stderr, "%s: a command to run cannot go with -p or -t\n", c->tool);
+		return -1;
+	}
+	if (c->children && !s->npids) {
+		fprintf(stderr, "%s: --children needs -p\n", c->tool);
+		return -1;
+	}
+	if (c->run_as && !c->command) {
+		fprintf(stderr, "%s: --run-as needs a command to run (-- CMD)\n", c->tool);
+		return -1;
+	}
+	return 0;
+}
+
 int cli_parse(struct cli *c, struct tool_session *s, int argc, char **argv,
 	      const char *own_short, const struct option *own_long, cli_own_option own,
 	      void *ctx)
 {
 	struct option longopts[CLI_MAX_LONG];
 	char shortopts[128];
-	int opt, rc;
+	int opt, rc, dashes;
 
 	if (build_options(c, own_short, own_long, shortopts, sizeof(shortopts), longopts) < 0)
 		return -1;
+	/* -- CMD [ARGS...]: getopt only sees what comes before */
+	dashes = command_start(argc, argv, shortopts, longopts);
+	if (dashes < argc) {
+		if (dashes + 1 == argc) {
+			fprintf(stderr, "%s: no command after --\n", c->tool);
+			return -1;
+		}
+		c->command = &argv[dashes + 1];
+		argc = dashes;
+	}
 	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		rc = shared_option(c, s, opt, optarg);
 		if (rc == 1 && opt != '?' && own)
@@ -113,21 +196,40 @@ int cli_parse(struct cli *c, struct tool_session *s, int argc, char **argv,
 		fprintf(stderr, "%s: unexpected argument: %s\n", c->tool, argv[optind]);
 		return -1;
 	}
-	if (c->tid && s->npids) {
-		fprintf(stderr, "%s: -p and -t are mutually exclusive\n", c->tool);
-		return -1;
-	}
+	return check_targets(c, s);
+}
+
+int cli_prepare_targets(struct cli *c, struct tool_session *s)
+{
+	/* -t: trace the thread's process, report that thread only */
+	if (c->tid)
+		return session_target_thread(s, c->tid);
+	s->follow_children = c->children;
+	if (c->command)
+		return session_launch(s, c->command, c->run_as);
 	return 0;
+}
+
+int cli_exit_status(struct cli *c, struct tool_session *s, int rc)
+{
+	int code = session_end_command(s);
+
+	(void)c;
+	return rc ? rc : code;
 }
 
 void cli_print_target(FILE *f, const struct cli *c, const struct tool_session *s)
 {
 	if (c->tid) {
 		fprintf(f, "TID %d", (int)c->tid);
+	} else if (s->launched) {
+		fprintf(f, "command PID %d and its descendants", (int)s->pids[0]);
 	} else if (s->npids) {
 		fprintf(f, "PID");
 		for (size_t i = 0; i < s->npids; i++)
 			fprintf(f, "%s%d", i ? "," : " ", (int)s->pids[i]);
+		if (s->follow_children)
+			fprintf(f, " and %s descendants", s->npids == 1 ? "its" : "their");
 	} else {
 		fprintf(f, "all Python processes");
 	}

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The command line every BPF tool shares: -p, -t, -o, --format, -v, -h,
- * --version, --ebpf and the duration, with the same messages in each tool;
- * a tool lists only its own options and handles them in a callback. Also
- * the small argument parsers (cli_args.c) that pydump uses without BPF.
+ * The command line every BPF tool shares: -p, -t, --children, -o, --format,
+ * -v, -h, --version, --ebpf, the duration and "-- CMD [ARGS...]" (with
+ * --run-as), with the same messages in each tool; a tool lists only its
+ * own options and handles them in a callback. Also the small argument
+ * parsers (cli_args.c) that pydump uses without BPF.
  */
 #ifndef PYBPF_CLI_COMMON_H
 #define PYBPF_CLI_COMMON_H
@@ -50,6 +51,9 @@ struct cli {
 	enum report_format format;
 	const char *output; /* -o FILE, or NULL for stdout */
 	FILE *out;	    /* after cli_open_output */
+	bool children;	    /* --children */
+	char **command;	    /* -- CMD [ARGS...], NULL-terminated; NULL: none */
+	const char *run_as; /* --run-as USER */
 };
 
 /*
@@ -68,7 +72,21 @@ int cli_parse(struct cli *c, struct tool_session *s, int argc, char **argv,
 	      const char *own_short, const struct option *own_long, cli_own_option own,
 	      void *ctx);
 
-/* Who is traced, as the headers say it: "TID 5", "PID 1,2" or "all Python
+/*
+ * The targets into s: -t's process, the -p list's descendants (--children),
+ * or the launched command (held until session_start_command). Returns 0,
+ * or -1 after printing why.
+ */
+int cli_prepare_targets(struct cli *c, struct tool_session *s);
+
+/*
+ * The tool's exit status: rc if the tool failed; with a launched command,
+ * the command's (ended first if it still runs); otherwise 0.
+ */
+int cli_exit_status(struct cli *c, struct tool_session *s, int rc);
+
+/* Who is traced, as the headers say it: "TID 5", "PID 1,2", "PID 1,2 and
+ * their descendants", "command PID 7 and its descendants" or "all Python
  * processes". */
 void cli_print_target(FILE *f, const struct cli *c, const struct tool_session *s);
 

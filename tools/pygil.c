@@ -212,7 +212,7 @@ int main(int argc, char **argv)
 		fputs(pygil_bpf_text, stdout);
 		return 0;
 	}
-	if (o.cli.tid && session_target_thread(&s, o.cli.tid) < 0)
+	if (cli_prepare_targets(&o.cli, &s) < 0)
 		return 1;
 	snprintf(d_tid, sizeof(d_tid), "-DTHREAD_FILTER=%d", (int)o.cli.tid);
 	snprintf(d_size, sizeof(d_size), "-DGIL_SIZE=%d", PY_GIL_STRUCT_SIZE);
@@ -234,7 +234,7 @@ int main(int argc, char **argv)
 	if (attach(&s, &enter_fd) < 0 || session_start_discovery(&s) < 0)
 		goto out;
 	gil_monitor_tick(&ts.mon, &s.reg);
-	if (s.npids && ts.mon.refused == gil_monitor_count(&ts.mon)) {
+	if (s.npids && !s.follow_children && ts.mon.refused == gil_monitor_count(&ts.mon)) {
 		fprintf(stderr, "pygil: %s\n", ts.mon.free_threaded == ts.mon.refused
 				? "free-threaded Python has no GIL: nothing to measure"
 				: "none of the given processes has a GIL pygil can watch");
@@ -243,12 +243,17 @@ int main(int argc, char **argv)
 	s.on_tick = on_tick;
 	s.tick_ctx = &ts;
 	print_header(&o, &s, ts.table);
+	if (session_start_command(&s) < 0) {
+		rc = session_end_command(&s); /* 127: not found, as shells say */
+		goto out;
+	}
 	session_run(&s, o.cli.duration);
 	rc = report(&s, &ts, &o);
 	session_print_summary(&s, "GIL waits");
 	if (o.cli.verbose)
 		session_print_bpf_stats(&s, enter_fd, "sys_enter_futex",
 					session_stat(&s, PYB_STAT_SAMPLES), "GIL wait episode");
+	rc = cli_exit_status(&o.cli, &s, rc);
 out:
 	gil_monitor_free(&ts.mon);
 	session_close(&s);

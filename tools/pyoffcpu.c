@@ -216,7 +216,7 @@ int main(int argc, char **argv)
 		fputs(pyoffcpu_bpf_text, stdout);
 		return 0;
 	}
-	if (o.cli.tid && session_target_thread(&s, o.cli.tid) < 0)
+	if (cli_prepare_targets(&o.cli, &s) < 0)
 		return 1;
 	s.verbose = o.cli.verbose;
 	if (compile(&s, &o) < 0)
@@ -250,6 +250,10 @@ int main(int argc, char **argv)
 					  .only_tid = o.cli.tid,
 					  .include_runnable = o.runnable,
 					  .only_kind = -1 };
+	if (session_start_command(&s) < 0) {
+		rc = session_end_command(&s); /* 127: not found, as shells say */
+		goto out;
+	}
 	session_run(&s, o.cli.duration);
 	if (o.cli.format == REPORT_TEXT && !o.cli.output)
 		printf("\n");
@@ -272,6 +276,7 @@ int main(int argc, char **argv)
 		session_print_bpf_stats(&s, switch_fd, "sched_switch",
 					session_stat(&s, PYB_STAT_SAMPLES), "Python switch");
 	report_free(&rep);
+	rc = cli_exit_status(&o.cli, &s, rc);
 out:
 	if (cli_close_output(&o.cli) < 0)
 		rc = 1;

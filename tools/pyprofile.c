@@ -143,8 +143,7 @@ int main(int argc, char **argv)
 		fputs(pyprofile_bpf_text, stdout);
 		return 0;
 	}
-	/* -t: profile the thread's process, report that thread only */
-	if (o.cli.tid && session_target_thread(&s, o.cli.tid) < 0)
+	if (cli_prepare_targets(&o.cli, &s) < 0)
 		return 1;
 	snprintf(d_stack, sizeof(d_stack), "-DSTACK_STORAGE_SIZE=%d", o.stack_storage);
 	snprintf(d_user, sizeof(d_user), "-DUSER_STACKS=%d", !o.kernel_only);
@@ -180,6 +179,10 @@ int main(int argc, char **argv)
 					  .kernel_stacks = !o.user_only,
 					  .only_tid = o.cli.tid,
 					  .only_kind = -1 };
+	if (session_start_command(&s) < 0) {
+		rc = session_end_command(&s); /* 127: not found, as shells say */
+		goto out;
+	}
 	session_run(&s, o.cli.duration);
 	if (o.cli.format == REPORT_TEXT && !o.cli.output)
 		printf("\n");
@@ -192,6 +195,7 @@ int main(int argc, char **argv)
 		session_print_bpf_stats(&s, sample_fd, "sampling", session_stat(&s, PYB_STAT_SAMPLES),
 					"Python sample");
 	report_free(&rep);
+	rc = cli_exit_status(&o.cli, &s, rc);
 out:
 	if (cli_close_output(&o.cli) < 0)
 		rc = 1;

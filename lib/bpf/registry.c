@@ -58,6 +58,7 @@ void registry_free(struct py_registry *r)
 			close(r->v[i].pidfd);
 	}
 	free(r->v);
+	free(r->followed);
 	code_names_free(&r->names);
 	memset(r, 0, sizeof(*r));
 }
@@ -79,14 +80,40 @@ size_t registry_count(const struct py_registry *r, enum py_target_state state)
 	return n;
 }
 
-static bool wanted(const struct py_registry *r, pid_t pid)
+/* On the -p list. */
+static bool listed(const struct py_registry *r, pid_t pid)
 {
-	if (!r->only)
-		return true;
 	for (size_t i = 0; i < r->nonly; i++)
 		if (r->only[i] == pid)
 			return true;
 	return false;
+}
+
+static bool wanted(const struct py_registry *r, pid_t pid)
+{
+	if (!r->only || listed(r, pid))
+		return true;
+	for (size_t i = 0; i < r->nfollowed; i++)
+		if (r->followed[i] == pid)
+			return true;
+	return false;
+}
+
+int registry_follow(struct py_registry *r, pid_t pid)
+{
+	if (wanted(r, pid))
+		return 0;
+	if (r->nfollowed == r->cap_followed) {
+		size_t cap = r->cap_followed ? r->cap_followed * 2 : 64;
+		pid_t *v = realloc(r->followed, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		r->followed = v;
+		r->cap_followed = cap;
+	}
+	r->followed[r->nfollowed++] = pid;
+	return 0;
 }
 
 static int layout_id(struct py_registry *r, const struct py_process *p)
@@ -285,6 +312,8 @@ static void activate(struct py_registry *r, struct py_target *t, uint64_t now)
 		r->no_frame_pointers++;
 	if (r->verbose)
 		say_recognised(r, t);
+	if (r->on_active)
+		r->on_active(r->on_active_ctx, t);
 }
 
 /* No thread runs Python code: nothing checked the frame and code offsets.
@@ -321,7 +350,7 @@ static void try_target(struct py_registry *r, struct py_target *t)
 		activate(r, t, now);
 	} else if (registry_failure_is_exit(&t->proc)) {
 		t->state = TARGET_GONE;
-		if (r->only && !t->reported) {
+		if (listed(r, t->pid) && !t->reported) {
 			fprintf(stderr, "%s: PID %d: %s; skipped\n", r->tool, (int)t->pid,
 				t->proc.err);
 			t->reported = true;
@@ -343,7 +372,7 @@ static void try_target(struct py_registry *r, struct py_target *t)
 	if (t->state != TARGET_ACTIVE)
 		close_pidfd(r, t);
 	/* Say why a Python process (or one the user named) is not profiled. */
-	if ((t->state == TARGET_REFUSED || (t->state == TARGET_NOT_PYTHON && r->only)) &&
+	if ((t->state == TARGET_REFUSED || (t->state == TARGET_NOT_PYTHON && listed(r, t->pid))) &&
 	    !t->reported) {
 		fprintf(stderr, "%s: PID %d (%s): %s; skipped\n", r->tool, (int)t->pid,
 			t->proc.comm, t->proc.err);

@@ -62,6 +62,12 @@ struct py_registry {
 	int npidfds;    /* open pidfds of targets */
 	const pid_t *only; /* -p list; NULL: every Python process */
 	size_t nonly;
+	/* --children: descendants of the -p list, also wanted (quietly) */
+	pid_t *followed;
+	size_t nfollowed, cap_followed;
+	/* called when a target becomes active (also again after an exec) */
+	void (*on_active)(void *ctx, struct py_target *t);
+	void *on_active_ctx;
 	const char *tool; /* for messages */
 	bool verbose;     /* -v: say how each process was recognised, and which ended early */
 	struct code_names names;
@@ -78,6 +84,10 @@ void registry_free(struct py_registry *r);
  * starting, so failures are retried for a while. comm: the program's name
  * as an exec announced it, or NULL. */
 void registry_consider(struct py_registry *r, pid_t pid, bool young, const char *comm);
+
+/* --children: pid descends from the -p list and is wanted too. Returns 0
+ * or -1 (out of memory). */
+int registry_follow(struct py_registry *r, pid_t pid);
 
 /* Retries pending processes, notices exits (of processes without a pidfd;
  * the others are reported by registry_exit_fds), and hands BPF the thread

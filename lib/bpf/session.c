@@ -15,6 +15,7 @@
 #include "sys/cpu_list.h"
 #include "sys/perf_limits.h"
 #include "sys/proc_maps.h"
+#include "sys/proc_tree.h"
 #include "sys/clock.h"
 #include "bpf_c/py_abi.h"
 
@@ -78,8 +79,10 @@ static int precheck_pids(struct tool_session *s)
 			return -1;
 		/* a failure that may pass (threads that came and went while it
 		 * was validated, no Python frame yet) is left to the registry,
-		 * which retries it */
-		if (py_process_open(p, s->pids[i]) == 0 || registry_failure_may_pass(p))
+		 * which retries it; with --children, any live process is the
+		 * root of a tree */
+		if (py_process_open(p, s->pids[i]) == 0 || registry_failure_may_pass(p) ||
+		    (s->follow_children && proc_alive(s->pids[i])))
 			s->pids[kept++] = s->pids[i];
 		else
 			fprintf(stderr, "%s: PID %d%s%s%s: %s; skipped\n", s->tool, (int)s->pids[i],
@@ -105,11 +108,14 @@ int session_compile(struct tool_session *s, const char *text, const char *const 
 		fprintf(stderr, "%s: %s\n", s->tool, err);
 		return -1;
 	}
-	if (s->npids && precheck_pids(s) < 0)
+	/* a launched command is not even exec'd yet */
+	if (s->npids && !s->launched && precheck_pids(s) < 0)
 		return -1;
 	all[n++] = "-DPYB_BPF=1";
 	if (s->npids)
 		all[n++] = "-DPYB_ONLY_PIDS=1";
+	if (s->follow_children)
+		all[n++] = "-DPYB_FOLLOW_CHILDREN=1";
 	for (int i = 0; i < ncflags && n < 32; i++)
 		all[n++] = cflags[i];
 	/* libbcc prints to stdout on some failures; keep stdout for results */
@@ -135,6 +141,9 @@ static void on_proc_event(void *ctx, void *data, int size)
 		pid_t tgid;
 
 		if (proc_tgid((pid_t)ex.ev.pid, &tgid) < 0 || tgid != (pid_t)ex.ev.pid)
+			return;
+		/* --children: BPF only announces the followed tree's */
+		if (s->follow_children && registry_follow(&s->reg, (pid_t)ex.ev.pid) < 0)
 			return;
 	}
 	registry_consider(&s->reg, (pid_t)ex.ev.pid, true, ex.comm);
@@ -165,14 +174,15 @@ static void on_lost_events(void *ctx, uint64_t lost)
 	((struct tool_session *)ctx)->lost_events += lost;
 }
 
-/* -p: BPF announces the execs of these PIDs only. */
-static int fill_only_pids(struct tool_session *s)
+/* -p: BPF announces the execs of these PIDs only (and, with --children,
+ * adds their children itself). */
+static int fill_only_pids(struct tool_session *s, const pid_t *pids, size_t n)
 {
-	int fd = s->npids ? bpfmod_table_fd(&s->bpf, "only_pids") : -1;
+	int fd = bpfmod_table_fd(&s->bpf, "only_pids");
 	uint8_t one = 1;
 
-	for (size_t i = 0; i < s->npids; i++) {
-		uint32_t key = (uint32_t)s->pids[i];
+	for (size_t i = 0; i < n; i++) {
+		uint32_t key = (uint32_t)pids[i];
 
 		if (bpf_update_elem(fd, &key, &one, BPF_ANY) < 0) {
 			snprintf(s->bpf.err, sizeof(s->bpf.err), "cannot fill only_pids: %s",
@@ -183,17 +193,72 @@ static int fill_only_pids(struct tool_session *s)
 	return 0;
 }
 
-int session_start_discovery(struct tool_session *s)
+/*
+ * --children: the descendants alive now join the set BPF keeps. BPF adds
+ * the children of the processes in it from the moment they are in; a
+ * process forked before its parent was added is found by the next pass.
+ */
+static int follow_descendants(struct tool_session *s)
+{
+	for (int pass = 0; pass < 3; pass++) {
+		pid_t *found;
+		size_t n, fresh = 0;
+
+		if (proc_descendants(s->pids, s->npids, &found, &n) < 0) {
+			snprintf(s->bpf.err, sizeof(s->bpf.err), "cannot list child processes");
+			return -1;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (registry_find(&s->reg, found[i]))
+				continue;
+			fresh++;
+			if (fill_only_pids(s, &found[i], 1) < 0 ||
+			    registry_follow(&s->reg, found[i]) < 0) {
+				free(found);
+				return -1;
+			}
+			registry_consider(&s->reg, found[i], false, NULL);
+		}
+		free(found);
+		if (!fresh)
+			break;
+	}
+	return 0;
+}
+
+static int attach_discovery(struct tool_session *s)
 {
 	int exec_fd = bpfmod_load(&s->bpf, "raw_tracepoint__sched_process_exec",
 				      BPF_PROG_TYPE_RAW_TRACEPOINT);
 	int fork_fd = bpfmod_load(&s->bpf, "tracepoint__sched__sched_process_fork",
 				      BPF_PROG_TYPE_TRACEPOINT);
+	int newtask_fd = -1, exit_fd = -1;
 
-	if (exec_fd < 0 || fork_fd < 0 || fill_only_pids(s) < 0 ||
-	    bpfmod_attach_raw_tracepoint(&s->bpf, exec_fd, "sched_process_exec") < 0 ||
-	    (!s->npids && /* -p: children are not wanted */
-	     bpfmod_attach_tracepoint(&s->bpf, fork_fd, "sched", "sched_process_fork") < 0) ||
+	if (s->follow_children) {
+		newtask_fd = bpfmod_load(&s->bpf, "tracepoint__task__task_newtask",
+					     BPF_PROG_TYPE_TRACEPOINT);
+		exit_fd = bpfmod_load(&s->bpf, "tracepoint__sched__sched_process_exit",
+					  BPF_PROG_TYPE_TRACEPOINT);
+		if (newtask_fd < 0 || exit_fd < 0)
+			return -1;
+	}
+	if (exec_fd < 0 || fork_fd < 0 || (s->npids && fill_only_pids(s, s->pids, s->npids) < 0))
+		return -1;
+	if (s->follow_children &&
+	    (bpfmod_attach_tracepoint(&s->bpf, exit_fd, "sched", "sched_process_exit") < 0 ||
+	     bpfmod_attach_tracepoint(&s->bpf, newtask_fd, "task", "task_newtask") < 0))
+		return -1;
+	if (bpfmod_attach_raw_tracepoint(&s->bpf, exec_fd, "sched_process_exec") < 0 ||
+	    /* -p: children are not wanted, unless followed */
+	    ((!s->npids || s->follow_children) &&
+	     bpfmod_attach_tracepoint(&s->bpf, fork_fd, "sched", "sched_process_fork") < 0))
+		return -1;
+	return 0;
+}
+
+int session_start_discovery(struct tool_session *s)
+{
+	if (attach_discovery(s) < 0 ||
 	    bpfmod_open_events(&s->bpf, "proc_events", on_proc_event, on_lost_events, s, 8) <
 		    0 ||
 	    bpfmod_open_events(&s->bpf, "stack_events", on_stack_event, on_lost_hints, s, 8) <
@@ -201,23 +266,32 @@ int session_start_discovery(struct tool_session *s)
 		fprintf(stderr, "%s: %s\n", s->tool, s->bpf.err);
 		return -1;
 	}
+	/* a launched command is followed, not listed: it is no Python yet */
 	registry_init(&s->reg, s->tool, bpfmod_table_fd(&s->bpf, "procs"),
-		      bpfmod_table_fd(&s->bpf, "layouts"), s->npids ? s->pids : NULL, s->npids);
+		      bpfmod_table_fd(&s->bpf, "layouts"), s->npids ? s->pids : NULL,
+		      s->launched ? 0 : s->npids);
 	s->reg.verbose = s->verbose;
 	s->reg.tstates_fd = bpfmod_table_fd(&s->bpf, "tstates");
 	s->reg.named_fd = bpfmod_table_fd(&s->bpf, "named_codes");
+	if (s->launched)
+		return registry_follow(&s->reg, s->pids[0]);
 	if (s->npids) {
 		for (size_t i = 0; i < s->npids; i++)
 			registry_consider(&s->reg, s->pids[i], false, NULL);
+		if (s->follow_children && follow_descendants(s) < 0) {
+			fprintf(stderr, "%s: %s\n", s->tool, s->bpf.err);
+			return -1;
+		}
 		/* a failure that may pass is retried for a moment (registry.c) */
 		while (!registry_count(&s->reg, TARGET_ACTIVE) &&
 		       registry_count(&s->reg, TARGET_PENDING)) {
 			usleep(FAST_TURN_MS * 1000);
 			registry_tick(&s->reg);
 		}
-		/* a target that runs no Python code yet is waited for during the run */
+		/* a target that runs no Python code yet is waited for during the
+		 * run; --children: Python may come later, in a process yet to fork */
 		if (!registry_count(&s->reg, TARGET_ACTIVE) &&
-		    !registry_count(&s->reg, TARGET_WAITING)) {
+		    !registry_count(&s->reg, TARGET_WAITING) && !s->follow_children) {
 			fprintf(stderr, "%s: none of the given processes can be profiled\n", s->tool);
 			return -1;
 		}
@@ -227,14 +301,69 @@ int session_start_discovery(struct tool_session *s)
 	return 0;
 }
 
+int session_launch(struct tool_session *s, char *const argv[], const char *run_as)
+{
+	struct launch_creds creds;
+	char err[256];
+
+	if (launch_creds_resolve(run_as, &creds, err, sizeof(err)) < 0 ||
+	    launch_prepare(&s->command, argv, &creds, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", s->tool, err);
+		return -1;
+	}
+	s->launched = true;
+	s->follow_children = true;
+	s->pids[0] = s->command.pid;
+	s->npids = 1;
+	return 0;
+}
+
+int session_start_command(struct tool_session *s)
+{
+	char err[256];
+
+	if (!s->launched)
+		return 0;
+	if (launch_release(&s->command, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", s->tool, err);
+		return -1;
+	}
+	return 0;
+}
+
+int session_end_command(struct tool_session *s)
+{
+	if (!s->launched)
+		return 0;
+	launch_end(&s->command, session_stop ? 2000 : 0);
+	return launch_exit_code(&s->command);
+}
+
 static bool all_targets_gone(struct tool_session *s)
 {
-	if (!s->npids)
+	/* a launched command's end is seen on its pidfd */
+	if (!s->npids || s->launched)
 		return false;
 	for (size_t i = 0; i < s->reg.n; i++)
 		if (s->reg.v[i].state == TARGET_ACTIVE || s->reg.v[i].state == TARGET_PENDING ||
 		    s->reg.v[i].state == TARGET_WAITING)
 			return false;
+	/* --children: a listed process that runs no Python may still fork one */
+	for (size_t i = 0; s->follow_children && i < s->npids; i++)
+		if (proc_alive(s->pids[i]))
+			return false;
+	return true;
+}
+
+/* The launched command's pidfd was polled with the others (last). */
+static bool command_exited(struct tool_session *s, const struct pollfd *fd)
+{
+	if (!s->launched || s->command.reaped || !(fd->revents || s->command.pidfd < 0))
+		return false;
+	if (!launch_reap(&s->command, false))
+		return false;
+	fprintf(stderr, "%s: the command exited with status %d\n", s->tool,
+		launch_exit_code(&s->command));
 	return true;
 }
 
@@ -260,9 +389,13 @@ void session_run(struct tool_session *s, int duration)
 		/* wake up at the end of the run, not a turn later */
 		if (end != UINT64_MAX && now < end && end - now < (uint64_t)turn_ms * 1000000ull)
 			turn_ms = (int)((end - now + 999999) / 1000000);
-		nexit = registry_exit_fds(&s->reg, exit_fds, SESSION_MAX_EXIT_FDS);
-		if (bpfmod_poll_events(&s->bpf, turn_ms, exit_fds, nexit) > 0)
+		nexit = registry_exit_fds(&s->reg, exit_fds, SESSION_MAX_EXIT_FDS - 1);
+		exit_fds[nexit] = (struct pollfd){ .fd = s->launched ? s->command.pidfd : -1,
+						   .events = POLLIN };
+		if (bpfmod_poll_events(&s->bpf, turn_ms, exit_fds, nexit + 1) > 0)
 			registry_note_exits(&s->reg, exit_fds, nexit);
+		if (command_exited(s, &exit_fds[nexit]))
+			break;
 		registry_tick(&s->reg);
 		if (s->on_tick)
 			s->on_tick(s, s->tick_ctx);
@@ -416,6 +549,23 @@ static void print_unprofiled(struct tool_session *s)
 			s->verbose ? "" : " (-v names them)");
 }
 
+/* -p of a server whose workers do the work: say how to see them. */
+static void print_children_hint(struct tool_session *s)
+{
+	pid_t *kids;
+	size_t n;
+
+	if (!s->npids || s->follow_children || s->filter.only_tid ||
+	    proc_descendants(s->pids, s->npids, &kids, &n) < 0)
+		return;
+	if (n)
+		fprintf(stderr, "%s: the given process%s ha%s %zu descendant process%s, not traced: "
+				"--children traces them too\n",
+			s->tool, s->npids == 1 ? "" : "es", s->npids == 1 ? "s" : "ve", n,
+			n == 1 ? "" : "es");
+	free(kids);
+}
+
 void session_print_summary(struct tool_session *s, const char *unit)
 {
 	uint64_t samples = session_stat(s, PYB_STAT_SAMPLES);
@@ -471,6 +621,7 @@ void session_print_summary(struct tool_session *s, const char *unit)
 		fprintf(stderr, "%s: %zu Python process%s could not be profiled (see above)\n",
 			s->tool, s->reg.refused, s->reg.refused == 1 ? "" : "es");
 	print_unprofiled(s);
+	print_children_hint(s);
 }
 
 /* Every run counts, also the quick ones for other processes, so the time
@@ -505,6 +656,8 @@ void session_print_bpf_stats(struct tool_session *s, int prog_fd, const char *pr
 
 void session_close(struct tool_session *s)
 {
+	if (s->launched)
+		launch_close(&s->command);
 	stack_collector_free(&s->col);
 	registry_free(&s->reg);
 	bpfmod_close(&s->bpf);

@@ -18,6 +18,7 @@
 #include "bpf/registry.h"
 #include "bpf/stack_collector.h"
 #include "report/rows.h"
+#include "sys/launch.h"
 
 #define SESSION_MAX_PIDS 64
 
@@ -27,6 +28,12 @@ struct tool_session {
 	struct py_registry reg;
 	pid_t pids[SESSION_MAX_PIDS];
 	size_t npids;
+	/* --children: every descendant of the -p processes too, those alive
+	 * at the start and those forked later (BPF keeps the set) */
+	bool follow_children;
+	/* a command we started (session_launch): its process is pids[0] */
+	bool launched;
+	struct launch command;
 	uint64_t lost_events;
 	/* names stacks as they come and turns counts into rows */
 	struct stack_collector col;
@@ -50,6 +57,27 @@ struct tool_session {
 
 /* -t TID: targets the thread's process. Returns 0, or -1 after printing why. */
 int session_target_thread(struct tool_session *s, pid_t tid);
+
+/*
+ * -- CMD: forks the command, held before its exec until
+ * session_start_command, as run_as (NULL: the user who ran sudo, if any; see
+ * launch_creds_resolve). It and its descendants become the targets.
+ * Returns 0, or -1 after printing why.
+ */
+int session_launch(struct tool_session *s, char *const argv[], const char *run_as);
+
+/* Lets the launched command run (call it once everything is attached, just
+ * before session_run). Returns 0, or -1 after printing why (the command
+ * could not be run: session_end_command then gives 127 or 126). Nothing to
+ * do without a command. */
+int session_start_command(struct tool_session *s);
+
+/*
+ * The end of a launched command: ends it if it still runs (after the run
+ * was interrupted, it gets 2 s to end by itself first: Ctrl-C reached it
+ * too) and returns its exit status as a shell gives it.
+ */
+int session_end_command(struct tool_session *s);
 
 /*
  * Checks the environment and compiles text with cflags (PYB_BPF and the
@@ -82,8 +110,9 @@ double session_sampled_hz(struct tool_session *s);
  * kernel fell short of the rate asked by more than 10%. */
 uint64_t session_sample_period_ns(struct tool_session *s);
 
-/* Runs until duration seconds pass (0: forever), Ctrl-C/SIGTERM, or every
- * -p target has exited; then detaches every BPF program (the maps stay). */
+/* Runs until duration seconds pass (0: forever), Ctrl-C/SIGTERM, every
+ * -p target has exited, or the launched command has; then detaches every
+ * BPF program (the maps stay). */
 void session_run(struct tool_session *s, int duration);
 
 /* The counts that pass s->filter as rows of rep (and the run's times). */
