@@ -2,11 +2,11 @@
 """asyncio tasks with a known structure; writes what it sees of itself as ground truth.
 
 Usage:
-  python asyncio_tasks.py park OUT.json
+  python asyncio_tasks.py OUT.json
       Builds the tasks below, lets every one reach its await, writes OUT.json,
       then the task "spinner" spins forever (the running task of the main
       thread's loop). The process stays until killed.
-  python asyncio_tasks.py cpu OUT.json SECONDS
+  python asyncio_tasks.py OUT.json cpu SECONDS
       Tasks burn CPU between awaits in shares 1:2:3 for SECONDS, each measuring
       its own CPU (time.thread_time() around each burst), then write OUT.json
       and exit.
@@ -20,7 +20,7 @@ park's tasks (parent -> the tasks it awaits):
   py-waiter -> py-sleeper: both asyncio.tasks._PyTask, the pure-Python Task
   (thread "other") other-main -> other-sleeper, on a second event loop
 
-OUT.json (park):
+OUT.json (park, the default):
   {"pid", "version", "threads": {"main": native_id, "other": native_id},
    "spin_line": line of the spinner's spin_forever() call,
    "tasks": [{"name", "thread", "python_task", "done", "chain": [[qualname,
@@ -242,13 +242,13 @@ async def cpu_main(path, seconds):
 
 
 def main():
-    mode, path = sys.argv[1], sys.argv[2]
-    if mode == "park":
+    path = sys.argv[1]
+    if len(sys.argv) == 2:
         asyncio.run(park_main(path))
-    elif mode == "cpu":
+    elif sys.argv[2] == "cpu":
         asyncio.run(cpu_main(path, float(sys.argv[3])))
     else:
-        sys.exit("unknown mode %r" % mode)
+        sys.exit("usage: asyncio_tasks.py OUT.json [cpu SECONDS]")
 
 
 if __name__ == "__main__":
