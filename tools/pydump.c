@@ -17,6 +17,7 @@
 #include "cpython/open.h"
 #include "cli.h"
 #include "sys/proc_maps.h"
+#include "cpython/asyncio.h"
 #include "cpython/code.h"
 #include "cpython/frames.h"
 #include "cpython/process.h"
@@ -28,19 +29,22 @@
 #define OPEN_WAIT_MS 1000
 
 static const char usage_text[] =
-	"Usage: pydump [-h] [-v] [--version] -p PID\n"
+	"Usage: pydump [-h] [-v] [--version] [--async] -p PID\n"
 	"\n"
 	"Print the Python stack of every thread of a running CPython process,\n"
 	"innermost frame first, without stopping it.\n"
 	"\n"
 	"  -p, --pid PID   the process to read\n"
 	"  -v, --verbose   say where the offsets came from and why others were not used\n"
+	"      --async     also every asyncio task, as a tree: its state, the coroutines\n"
+	"                  it is suspended in, what it awaits and who awaits it\n"
 	"  -h, --help      show this help\n"
 	"      --version   print the version\n"
 	"\n"
 	"examples:\n"
 	"    pydump -p 181      # stacks of every thread of PID 181\n"
-	"    pydump -v -p 181   # also show how the interpreter was recognised\n";
+	"    pydump -v -p 181   # also show how the interpreter was recognised\n"
+	"    pydump --async -p 181   # and its asyncio tasks\n";
 
 static int compare_threads(const void *a, const void *b, void *arg)
 {
@@ -83,7 +87,25 @@ static void print_frames(struct py_process *p, const struct py_thread *t, struct
 		printf("    [truncated]\n");
 }
 
-static int dump(pid_t pid, bool verbose)
+/* The asyncio task tree after the threads (--async). */
+static int dump_tasks(struct py_process *p, const struct py_thread *threads, int n, bool verbose)
+{
+	struct py_asyncio a;
+
+	printf("\n");
+	fflush(stdout);
+	if (py_asyncio_read(p, threads, n, &a) < 0) {
+		fprintf(stderr, "pydump: PID %d: asyncio: %s\n", (int)p->pid, p->err);
+		return 1;
+	}
+	if (verbose && a.extension[0])
+		printf("# asyncio: _asyncio from %s\n", a.extension);
+	py_asyncio_print(stdout, p, &a);
+	py_asyncio_free(&a);
+	return 0;
+}
+
+static int dump(pid_t pid, bool verbose, bool tasks)
 {
 	struct py_process p;
 	struct py_thread *threads = NULL;
@@ -133,7 +155,7 @@ static int dump(pid_t pid, bool verbose)
 		printf("\n");
 		print_frames(&p, t, frames);
 	}
-	rc = 0;
+	rc = tasks ? dump_tasks(&p, threads, n, verbose) : 0;
 out:
 	free(threads);
 	free(frames);
@@ -147,10 +169,11 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "async", no_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	pid_t pid = 0;
-	bool verbose = false;
+	bool verbose = false, tasks = false;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "p:vh", longopts, NULL)) != -1) {
@@ -163,6 +186,9 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			verbose = true;
+			break;
+		case 'A':
+			tasks = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -181,5 +207,5 @@ int main(int argc, char **argv)
 		fputs(usage_text, stderr);
 		return 2;
 	}
-	return dump(pid, verbose);
+	return dump(pid, verbose, tasks);
 }

@@ -163,6 +163,18 @@ size_t debug_offsets_size(int minor)
 	return n * sizeof(uint64_t);
 }
 
+int debug_offsets_slot(const uint8_t *raw, size_t len, int minor, const char *name,
+		       uint64_t *value)
+{
+	const char *const *layout = layout_for(minor);
+	long s = layout ? slot_of(layout, name) : -1;
+
+	if (s < 0 || (size_t)(s + 1) * sizeof(uint64_t) > len)
+		return -1;
+	memcpy(value, raw + (size_t)s * sizeof(uint64_t), sizeof(*value));
+	return 0;
+}
+
 int debug_offsets_decode(const uint8_t *raw, size_t len, int minor, struct py_offsets *o,
 			 uint64_t *version_hex, bool *free_threaded, char *err, size_t errlen)
 {

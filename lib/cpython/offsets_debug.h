@@ -23,4 +23,13 @@ size_t debug_offsets_size(int minor);
 int debug_offsets_decode(const uint8_t *raw, size_t len, int minor, struct py_offsets *o,
 			 uint64_t *version_hex, bool *free_threaded, char *err, size_t errlen);
 
+/*
+ * One slot of a raw _Py_DebugOffsets of 3.minor by its name in the
+ * headers ("interpreter_state.imports_modules"), for readers beyond the
+ * frame walker (cpython/asyncio_layout.c). Returns 0, or -1 if this
+ * version's table has no such slot or raw is too short.
+ */
+int debug_offsets_slot(const uint8_t *raw, size_t len, int minor, const char *name,
+		       uint64_t *value);
+
 #endif

@@ -2,6 +2,7 @@
 #include "cpython/rules.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Sources: CPython's Include/ (cpython/frameobject.h, internal/pycore_frame.h,
  * cpython/unicodeobject.h, internal/pycore_gil.h, cpython/pystate.h) per tag;
@@ -22,7 +23,7 @@
 	  .debug_offsets_since = dbg_since, .thread_id = tid,                                     \
 	  .generator_owner = (m) >= 11 ? V311_GEN_OWNER : -1,                                    \
 	  .firsttraceable_before_code = (m) >= 11 ? V311_TRACEABLE : 0,                          \
-	  .version_before_filename = (m) >= 12 ? V312_VERSION : 0 }
+	  .version_before_filename = (m) >= 12 ? V312_VERSION : 0, .async = ASYNC_##m }
 
 /*
  * The first pre-release with the _Py_DebugOffsets layout of the final
@@ -35,6 +36,52 @@
 #define DEBUG_OFFSETS_313 0x030d00c2u /* 3.13.0rc2 */
 #define DEBUG_OFFSETS_314 0x030e00b2u /* 3.14.0b2 */
 #define DEBUG_OFFSETS_315 0x030f00b4u /* 3.15.0b4 */
+
+/*
+ * asyncio, per minor. Sources: Lib/asyncio/tasks.py and Modules/_asynciomodule.c
+ * (where tasks are kept), Include/internal/pycore_frame.h (PyFrameState),
+ * Objects/genobject.c (_PyGen_yf: how a suspended await is recognised and
+ * where the awaited object sits), Include/internal/pycore_object.h (managed
+ * dicts), Include/opcode.h (RESUME). 3.15 renumbered the frame states and
+ * keeps the awaited object one slot deeper (stackpointer[-2]).
+ */
+#define NO_STATE INT8_MIN
+#define ASYNC_NONE { .task_lists = PY_TASKS_UNSUPPORTED }
+#define ASYNC_8 ASYNC_NONE
+#define ASYNC_9 ASYNC_NONE
+#define ASYNC_10 ASYNC_NONE
+#define ASYNC_11                                                                               \
+	{ .task_lists = PY_TASKS_ALL_WEAKSET, .yield_from = PY_YF_NEXT_RESUME,                 \
+	  .managed_dict = PY_MDICT_PREHEADER, .running_loop = PY_LOOP_TS_DICT_HOLDER,          \
+	  .gen_created = -2, .gen_suspended = -1, .gen_suspended_yf = NO_STATE,                \
+	  .gen_suspended_yf_locked = NO_STATE, .gen_executing = 0, .gen_completed = 1,         \
+	  .gen_cleared = 4, .resume_op = 151, .resume_op_alt = 150 /* RESUME_QUICK */,         \
+	  .await_slot = -1, .frame_owned_by_generator = 1, .long_tag = false,                  \
+	  .tpflags_managed_dict = 1u << 4, .tpflags_inline_values = 0 }
+#define ASYNC_12                                                                               \
+	{ .task_lists = PY_TASKS_SCHEDULED_EAGER, .yield_from = PY_YF_NEXT_RESUME,             \
+	  .managed_dict = PY_MDICT_TAGGED, .running_loop = PY_LOOP_TS_DICT,                    \
+	  .gen_created = -2, .gen_suspended = -1, .gen_suspended_yf = NO_STATE,                \
+	  .gen_suspended_yf_locked = NO_STATE, .gen_executing = 0, .gen_completed = 1,         \
+	  .gen_cleared = 4, .resume_op = 151, .resume_op_alt = 240 /* INSTRUMENTED_RESUME */,  \
+	  .await_slot = -1, .frame_owned_by_generator = 1, .long_tag = true,                   \
+	  .tpflags_managed_dict = 1u << 4, .tpflags_inline_values = 0 }
+#define ASYNC_13_14(lists)                                                                     \
+	{ .task_lists = lists, .yield_from = PY_YF_FRAME_STATE,                                \
+	  .managed_dict = PY_MDICT_INLINE, .running_loop = PY_LOOP_TSTATE,                     \
+	  .gen_created = -3, .gen_suspended = -2, .gen_suspended_yf = -1,                      \
+	  .gen_suspended_yf_locked = NO_STATE, .gen_executing = 0, .gen_completed = 1,         \
+	  .gen_cleared = 4, .await_slot = -1, .frame_owned_by_generator = 1, .long_tag = true, \
+	  .tpflags_managed_dict = 1u << 4, .tpflags_inline_values = 1u << 2 }
+#define ASYNC_13 ASYNC_13_14(PY_TASKS_SCHEDULED_EAGER)
+#define ASYNC_14 ASYNC_13_14(PY_TASKS_LINKED_LISTS)
+#define ASYNC_15                                                                               \
+	{ .task_lists = PY_TASKS_LINKED_LISTS, .yield_from = PY_YF_FRAME_STATE,                \
+	  .managed_dict = PY_MDICT_INLINE, .running_loop = PY_LOOP_TSTATE,                     \
+	  .gen_created = 0, .gen_suspended = 1, .gen_suspended_yf = 2,                         \
+	  .gen_suspended_yf_locked = 3, .gen_executing = 4, .gen_completed = NO_STATE,         \
+	  .gen_cleared = 5, .await_slot = -2, .frame_owned_by_generator = 1, .long_tag = true, \
+	  .tpflags_managed_dict = 1u << 4, .tpflags_inline_values = 1u << 2 }
 
 static const struct py_rules rules[] = {
 	GIL_BUILD(8, PY_FRAMES_OBJECTS, PY_INSTR_LASTI_BYTES, 0, 0, PY_LINES_LNOTAB,

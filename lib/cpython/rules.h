@@ -50,6 +50,53 @@ enum py_thread_id {
 	PY_TID_NATIVE,       /* 3.11+: native_thread_id */
 };
 
+/* Where asyncio keeps its tasks (lib/cpython/asyncio*.c). */
+enum py_task_lists {
+	PY_TASKS_UNSUPPORTED = 0,  /* 3.8-3.10: no asyncio support */
+	PY_TASKS_ALL_WEAKSET,      /* 3.11: asyncio.tasks._all_tasks (WeakSet) */
+	PY_TASKS_SCHEDULED_EAGER,  /* 3.12-3.13: _scheduled_tasks (WeakSet) + _eager_tasks (set) */
+	PY_TASKS_LINKED_LISTS,     /* 3.14+: C tasks on per-thread and per-interpreter lists
+				      (pure-Python tasks still in _scheduled_tasks/_eager_tasks) */
+};
+
+/* How a suspended generator frame says it is inside "yield from"/await. */
+enum py_yield_from_test {
+	PY_YF_NEXT_RESUME,  /* 3.11-3.12: the next instruction is RESUME with oparg >= 2 */
+	PY_YF_FRAME_STATE,  /* 3.13+: gi_frame_state == FRAME_SUSPENDED_YIELD_FROM */
+};
+
+/* Where an instance keeps its attributes when its type has a managed dict. */
+enum py_managed_dict {
+	PY_MDICT_PREHEADER, /* 3.11: values pointer at -32, dict pointer at -24 */
+	PY_MDICT_TAGGED,    /* 3.12: one word at -24, values pointer - 1 (odd) or dict */
+	PY_MDICT_INLINE,    /* 3.13+: dict pointer at -24, values inline after the object */
+};
+
+/* Where a thread's running event loop is recorded. */
+enum py_running_loop {
+	PY_LOOP_TS_DICT_HOLDER, /* 3.11: tstate->dict["__asyncio_running_event_loop__"].rl_loop */
+	PY_LOOP_TS_DICT,        /* 3.12: tstate->dict["__asyncio_running_event_loop__"] */
+	PY_LOOP_TSTATE,         /* 3.13+: a field of the thread state */
+};
+
+/* asyncio and the generic objects its reader looks into. */
+struct py_async_rules {
+	enum py_task_lists task_lists;
+	enum py_yield_from_test yield_from;
+	enum py_managed_dict managed_dict;
+	enum py_running_loop running_loop;
+	/* PyFrameState values (gi_frame_state) */
+	int8_t gen_created, gen_suspended, gen_suspended_yf, gen_suspended_yf_locked,
+		gen_executing, gen_completed, gen_cleared;
+	/* PY_YF_NEXT_RESUME: RESUME and its quickened/instrumented twin */
+	uint8_t resume_op, resume_op_alt;
+	/* slot below the stack top (-1 or -2) holding what a suspended await awaits */
+	int8_t await_slot;
+	uint8_t frame_owned_by_generator; /* _PyInterpreterFrame.owner of a generator's frame */
+	bool long_tag;          /* 3.12+: PyLongObject.lv_tag (ndigits << 3 | sign); else ob_size */
+	uint32_t tpflags_managed_dict, tpflags_inline_values; /* tp_flags bits; 0: none */
+};
+
 struct py_rules {
 	int minor;
 	bool free_threaded;
@@ -84,6 +131,7 @@ struct py_rules {
 	 * betas had others); 0 without _Py_DebugOffsets */
 	uint32_t debug_offsets_since;
 	enum py_thread_id thread_id;
+	struct py_async_rules async;
 };
 
 /* The row for 3.minor (free-threaded or not), or NULL if we have none. */

@@ -1,0 +1,247 @@
+"""pydump --async against real asyncio programs, over the interpreter matrix.
+
+Ground truth comes from the workload itself (tests/workloads/asyncio_tasks.py):
+its tasks, each one's coroutine chain (cr_await followed from the task's
+coroutine), Task.get_stack(), and which tasks each awaits (by construction),
+written to a JSON file before the task "spinner" spins forever. pydump's tree
+must match it exactly. Run with:
+
+    /usr/bin/python3 -m pytest -p no:cacheprovider -q tests/test_asyncio.py
+"""
+import contextlib
+import json
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+TIMEOUT = 20
+WORKLOADS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "workloads")
+
+TASK_RE = re.compile(r"^(?P<indent>[│├└─ ]*)\(T\) (?P<name>\S+) \[(?P<state>[^\]]+)\]"
+                     r"(?: awaiting (?P<awaits>task \S+|gather|TaskGroup|future))?"
+                     r"(?P<py> \(Python Task\))?(?: \[(?P<ref>see above|cycle)\])?$")
+FRAME_RE = re.compile(r"^[│ ]+(?P<frame>\S.* \(.*:(?:\d+|\?)\))$")
+HEADER_RE = re.compile(r"^asyncio: (\d+) tasks?, (?:event loop running in thread ([\d, ]+)|"
+                       r"no event loop running) \[offsets: (asyncio debug offsets|dwarf|table)\]$")
+
+
+def run(argv):
+    cp = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                        stdin=subprocess.DEVNULL, timeout=TIMEOUT)
+    return cp.returncode, cp.stdout.decode("utf-8"), cp.stderr.decode("utf-8", "replace")
+
+
+class Tree:
+    """pydump's task tree: each task line (first appearance and references)
+    with its depth, parent and frames."""
+
+    def __init__(self, text):
+        lines = text.split("\n")
+        start = [i for i, line in enumerate(lines) if line.startswith("asyncio: ")]
+        assert len(start) == 1, "no single 'asyncio:' line in:\n" + text
+        self.header = lines[start[0]]
+        self.tasks = {}       # name -> first (non-reference) entry
+        self.entries = []     # every task line, in order
+        stack = []            # entries on the path to the current line
+        for line in lines[start[0] + 1:]:
+            if not line:
+                continue
+            m = TASK_RE.match(line)
+            if m:
+                depth = len(m.group("indent")) // 4 - 1  # the connector is 4 wide
+                stack = stack[:depth]
+                entry = {"name": m.group("name"), "state": m.group("state"),
+                         "awaits": m.group("awaits"), "python": bool(m.group("py")),
+                         "ref": m.group("ref"), "frames": [],
+                         "parent": stack[-1]["name"] if stack else None}
+                assert len(stack) == depth, "task line deeper than its parent: %r" % line
+                self.entries.append(entry)
+                if not entry["ref"]:
+                    assert entry["name"] not in self.tasks, "task printed twice: %r" % line
+                    self.tasks[entry["name"]] = entry
+                stack.append(entry)
+                continue
+            m = FRAME_RE.match(line)
+            assert m and stack, "neither a task nor a frame line: %r" % line
+            stack[-1]["frames"].append(m.group("frame"))
+
+    def edges(self):
+        return {(e["parent"], e["name"]) for e in self.entries if e["parent"]}
+
+
+def frame_line(frame):
+    name, filename, lineno = frame
+    return "%s (%s:%s)" % (name, filename, lineno)
+
+
+@contextlib.contextmanager
+def workload(interp, host_tmp, *args):
+    """asyncio_tasks.py OUT.json [args] under interp; yields (proc, truth)."""
+    scratch = interp.scratch(host_tmp)
+    stderr_path = os.path.join(str(host_tmp), "workload.stderr")
+    proc = None
+    try:
+        script = interp.place(os.path.join(WORKLOADS, "asyncio_tasks.py"))
+        with open(stderr_path, "wb") as err:
+            proc = interp.spawn([script, scratch.proc_path("out.json")] + list(args), stderr=err)
+        out = scratch.host_path("out.json")
+        deadline = time.monotonic() + TIMEOUT + (float(args[1]) if args else 0)
+        while not os.path.exists(out):
+            if not proc.alive() or time.monotonic() > deadline:
+                with open(stderr_path, errors="replace") as fp:
+                    pytest.fail("asyncio_tasks.py on %s wrote no %s; stderr:\n%s" % (
+                        interp.id, out, fp.read()))
+            time.sleep(0.05)
+        with open(out, encoding="utf-8") as fp:
+            truth = json.load(fp)
+        proc.pid
+        yield proc, truth
+    finally:
+        if proc is not None:
+            proc.kill()
+        scratch.cleanup()
+
+
+def needs_asyncio_support(interp):
+    if tuple(interp.version[:2]) < (3, 11):
+        pytest.skip("asyncio tasks are read on 3.11+ (checked by test_old_versions_refused)")
+
+
+@pytest.fixture(scope="module")
+def parked(interp, pydump, tmp_path_factory):
+    """The park workload under interp and pydump --async's view of it."""
+    needs_asyncio_support(interp)
+    with workload(interp, tmp_path_factory.mktemp("asyncio-" + interp.id)) as (proc, truth):
+        rc, out, err = run([pydump, "--async", "-p", str(proc.pid)])
+        yield proc, truth, rc, out, err
+
+
+def test_pydump_async_succeeds(parked):
+    proc, truth, rc, out, err = parked
+    assert rc == 0, "pydump --async failed (rc %d):\n%s\n%s" % (rc, err, out)
+    assert HEADER_RE.match(Tree(out).header), Tree(out).header
+
+
+def test_every_task_listed_once(parked):
+    """Exactly the tasks the program has, each printed in full once."""
+    proc, truth, rc, out, err = parked
+    tree = Tree(out)
+    assert sorted(tree.tasks) == sorted(t["name"] for t in truth["tasks"]), out
+    assert int(HEADER_RE.match(tree.header).group(1)) == len(truth["tasks"])
+
+
+def test_await_edges_match(parked):
+    """Who awaits whom: a chain (chain-a -> chain-b -> chain-c), a diamond (top ->
+    left, right -> bottom, bottom printed once and referred to after), gather,
+    a TaskGroup, pure-Python tasks, and a second event loop in another thread."""
+    proc, truth, rc, out, err = parked
+    tree = Tree(out)
+    want = {(t["name"], a) for t in truth["tasks"] for a in t["awaits"]}
+    assert tree.edges() == want, "edges differ:\nmissing %s\nextra %s\n%s" % (
+        sorted(want - tree.edges()), sorted(tree.edges() - want), out)
+    refs = [e["name"] for e in tree.entries if e["ref"]]
+    assert refs == ["bottom"], "only the diamond's bottom is referred to again: %s" % refs
+    assert [e["ref"] for e in tree.entries if e["ref"]] == ["see above"]
+
+
+def test_await_kinds(parked):
+    proc, truth, rc, out, err = parked
+    tasks = Tree(out).tasks
+    assert tasks["chain-a"]["awaits"] == "task chain-b"
+    assert tasks["left"]["awaits"] == "task bottom"
+    assert tasks["top"]["awaits"] == "gather"
+    assert tasks["gatherer"]["awaits"] == "gather"
+    assert tasks["main"]["awaits"] == "TaskGroup"
+    assert tasks["py-waiter"]["awaits"] == "task py-sleeper"
+    for name in ("crawler-1", "chain-c", "bottom", "gather-2", "py-sleeper", "other-sleeper"):
+        assert tasks[name]["awaits"] == "future", name
+    assert tasks["spinner"]["awaits"] is None
+
+
+def test_coroutine_chains_match(parked):
+    """Each suspended task's coroutines, innermost first, with the lines the
+    program's own frames report (f_lineno), and the outermost one is what
+    Task.get_stack() gives."""
+    proc, truth, rc, out, err = parked
+    tasks = Tree(out).tasks
+    for t in truth["tasks"]:
+        if t["name"] == "spinner":
+            continue
+        got = tasks[t["name"]]["frames"]
+        assert got == [frame_line(f) for f in t["chain"]], "chain of %s:\n%s" % (t["name"], out)
+        assert got[-1] == frame_line(t["stack"][0]), "get_stack() of %s" % t["name"]
+
+
+def test_running_task_marked(parked):
+    """The spinner runs on the main thread's loop (its line is where it spins);
+    the other loop's thread runs none; both loops' threads are named."""
+    proc, truth, rc, out, err = parked
+    tree = Tree(out)
+    spinner = tree.tasks["spinner"]
+    assert spinner["state"] == "running in thread %d" % proc.pid, out
+    spin = [t for t in truth["tasks"] if t["name"] == "spinner"][0]
+    assert spinner["frames"] == ["spin (%s:%d)" % (spin["chain"][0][1], truth["spin_line"])]
+    running = [e["name"] for e in tree.tasks.values() if e["state"].startswith("running")]
+    assert running == ["spinner"], out
+    loops = HEADER_RE.match(tree.header).group(2)
+    assert loops is not None and len(loops.split(", ")) == 2, tree.header
+    assert str(proc.pid) in loops.split(", ")
+    for name, e in tree.tasks.items():
+        if name != "spinner":
+            assert e["state"] == "pending", (name, e["state"])
+
+
+def test_python_tasks_marked(parked):
+    proc, truth, rc, out, err = parked
+    tasks = Tree(out).tasks
+    for t in truth["tasks"]:
+        assert tasks[t["name"]]["python"] == t["python_task"], t["name"]
+
+
+def test_offsets_source(parked, interp):
+    """3.14+ read _asyncio's own debug offsets; older builds the extension's
+    DWARF (pyenv) or the generated table."""
+    proc, truth, rc, out, err = parked
+    source = HEADER_RE.match(Tree(out).header).group(3)
+    if tuple(interp.version[:2]) >= (3, 14):
+        assert source == "asyncio debug offsets"
+    elif interp.kind == "pyenv":
+        assert source == "dwarf"
+    else:
+        assert source == "table"
+
+
+@pytest.mark.parametrize("code", ["import time; print('ready', flush=True); time.sleep(60)",
+                                  "import asyncio, time; print('ready', flush=True); time.sleep(60)"],
+                         ids=["no-asyncio", "asyncio-imported"])
+def test_no_event_loop(interp, pydump, code):
+    """A process without a running event loop or tasks: one line."""
+    needs_asyncio_support(interp)
+    proc = interp.spawn(["-c", code], stdout=subprocess.PIPE)
+    try:
+        assert proc.popen.stdout.readline().strip() == b"ready"
+        rc, out, err = run([pydump, "--async", "-p", str(proc.pid)])
+        assert rc == 0, err
+        assert out.rstrip("\n").split("\n")[-1] == "asyncio: no event loop", out
+        assert out.count("asyncio:") == 1
+    finally:
+        proc.kill()
+
+
+def test_old_versions_refused(interp, pydump):
+    """3.8-3.10: the thread stacks, then a clear refusal for the tasks."""
+    if tuple(interp.version[:2]) >= (3, 11):
+        pytest.skip("supported version")
+    proc = interp.spawn(["-c", "import time; print('ready', flush=True); time.sleep(60)"],
+                        stdout=subprocess.PIPE)
+    try:
+        assert proc.popen.stdout.readline().strip() == b"ready"
+        rc, out, err = run([pydump, "--async", "-p", str(proc.pid)])
+        assert rc == 1
+        assert out.startswith("Process %d " % proc.pid)
+        assert "asyncio tasks are read on CPython 3.11 and newer" in err
+    finally:
+        proc.kill()

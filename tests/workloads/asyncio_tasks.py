@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""asyncio tasks with a known structure; writes what it sees of itself as ground truth.
+
+Usage:
+  python asyncio_tasks.py OUT.json
+      Builds the tasks below, lets every one reach its await, writes OUT.json,
+      then the task "spinner" spins forever (the running task of the main
+      thread's loop). The process stays until killed.
+  python asyncio_tasks.py OUT.json cpu SECONDS
+      Tasks burn CPU between awaits in shares 1:2:3 for SECONDS, each measuring
+      its own CPU (time.thread_time() around each burst), then write OUT.json
+      and exit.
+
+park's tasks (parent -> the tasks it awaits):
+  main      (asyncio.run's task) -> TaskGroup: crawler-1..3, spinner
+  crawler-N -> nothing: crawl -> helper -> helper -> sleep_forever -> asyncio.sleep
+  chain-a -> chain-b -> chain-c (sleeps)                       a chain
+  top -> gather(left, right); left -> bottom; right -> bottom   a diamond
+  gatherer -> gather(gather-1, gather-2)
+  py-waiter -> py-sleeper: both asyncio.tasks._PyTask, the pure-Python Task
+  (thread "other") other-main -> other-sleeper, on a second event loop
+
+OUT.json (park, the default):
+  {"pid", "version", "threads": {"main": native_id, "other": native_id},
+   "spin_line": line of the spinner's spin_forever() call,
+   "tasks": [{"name", "thread", "python_task", "done", "chain": [[qualname,
+              file, line], ...innermost first], "stack": Task.get_stack() as
+              [[qualname, file, line], ...], "awaits": [names of the tasks it
+              awaits, by construction]}]}
+The chain follows cr_await from the task's coroutine as far as coroutines go.
+Runs on Python 3.11+.
+"""
+import asyncio
+import json
+import os
+import sys
+import threading
+import time
+
+FOREVER = 3600 * 24
+
+
+def qualname(code):
+    return getattr(code, "co_qualname", code.co_name)
+
+
+def coroutine_chain(coro):
+    """The coroutines a task is suspended in, innermost first."""
+    out = []
+    while coro is not None:
+        frame = getattr(coro, "cr_frame", getattr(coro, "gi_frame", None))
+        if frame is None:
+            break
+        out.append([qualname(frame.f_code), frame.f_code.co_filename, frame.f_lineno])
+        coro = getattr(coro, "cr_await", getattr(coro, "gi_yieldfrom", None))
+    return out[::-1]
+
+
+def write_json(path, data):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fp:
+        json.dump(data, fp, indent=1)
+    os.rename(tmp, path)
+
+
+# ------------------------------------------------------------------ park mode
+
+AWAITS = {}            # task name -> names of the tasks it awaits (by construction)
+TASK_THREADS = {}      # task name -> native id of the thread whose loop runs it
+ALL_TASKS = []         # every task, both loops
+OTHER_READY = threading.Event()
+
+
+def spin_forever():
+    n = 0
+    while True:
+        n += 1
+
+
+async def sleep_forever():
+    await asyncio.sleep(FOREVER)
+
+
+async def helper(depth):
+    if depth:
+        await helper(depth - 1)
+    else:
+        await sleep_forever()
+
+
+async def crawl(i):
+    await helper(1)
+
+
+async def wait_for(task):
+    await task
+
+
+async def gather_of(*tasks):
+    await asyncio.gather(*tasks)
+
+
+def named(coro, name, awaits=(), python_task=False):
+    if python_task:
+        task = asyncio.tasks._PyTask(coro, name=name)
+    else:
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+    AWAITS[name] = [t.get_name() for t in awaits]
+    TASK_THREADS[name] = threading.get_native_id()
+    ALL_TASKS.append(task)
+    return task
+
+
+def snapshot(path):
+    spin_line = None
+    with open(__file__) as fp:
+        for no, line in enumerate(fp, 1):
+            if line.strip().endswith("# SPIN_LINE"):
+                spin_line = no
+    tasks = []
+    for task in ALL_TASKS:
+        name = task.get_name()
+        tasks.append({
+            "name": name,
+            "thread": TASK_THREADS[name],
+            "python_task": not isinstance(task, asyncio.tasks._CTask),
+            "done": task.done(),
+            "chain": coroutine_chain(task.get_coro()),
+            "stack": [[qualname(f.f_code), f.f_code.co_filename, f.f_lineno]
+                      for f in task.get_stack()],
+            "awaits": AWAITS[name],
+        })
+    write_json(path, {
+        "pid": os.getpid(),
+        "version": list(sys.version_info[:3]),
+        "threads": {"main": threading.main_thread().native_id, "other": OTHER_NATIVE[0]},
+        "spin_line": spin_line,
+        "tasks": tasks,
+    })
+
+
+async def spin(path):
+    OTHER_READY.wait(10)
+    await asyncio.sleep(0.5)   # every other task reaches its await
+    snapshot(path)
+    spin_forever()  # SPIN_LINE
+
+
+OTHER_NATIVE = [None]
+
+
+async def other_main():
+    asyncio.current_task().set_name("other-main")
+    TASK_THREADS["other-main"] = threading.get_native_id()
+    ALL_TASKS.append(asyncio.current_task())
+    sleeper = named(sleep_forever(), "other-sleeper")
+    AWAITS["other-main"] = ["other-sleeper"]
+    OTHER_READY.set()
+    await sleeper
+
+
+def other_thread():
+    OTHER_NATIVE[0] = threading.get_native_id()
+    asyncio.run(other_main())
+
+
+async def park_main(path):
+    asyncio.current_task().set_name("main")
+    TASK_THREADS["main"] = threading.get_native_id()
+    ALL_TASKS.append(asyncio.current_task())
+    threading.Thread(target=other_thread, name="other", daemon=True).start()
+
+    c = named(sleep_forever(), "chain-c")
+    b = named(wait_for(c), "chain-b", [c])
+    named(wait_for(b), "chain-a", [b])
+
+    bottom = named(sleep_forever(), "bottom")
+    left = named(wait_for(bottom), "left", [bottom])
+    right = named(wait_for(bottom), "right", [bottom])
+    named(gather_of(left, right), "top", [left, right])
+
+    g1 = named(sleep_forever(), "gather-1")
+    g2 = named(sleep_forever(), "gather-2")
+    named(gather_of(g1, g2), "gatherer", [g1, g2])
+
+    py_sleeper = named(sleep_forever(), "py-sleeper", python_task=True)
+    named(wait_for(py_sleeper), "py-waiter", [py_sleeper], python_task=True)
+
+    async with asyncio.TaskGroup() as tg:
+        kids = []
+        for i in (1, 2, 3):
+            kids.append(tg.create_task(crawl(i), name="crawler-%d" % i))
+        kids.append(tg.create_task(spin(path), name="spinner"))
+        for t in kids:
+            TASK_THREADS[t.get_name()] = threading.get_native_id()
+            AWAITS[t.get_name()] = []
+            ALL_TASKS.append(t)
+        AWAITS["main"] = [t.get_name() for t in kids]
+
+
+# ------------------------------------------------------------------ cpu mode
+
+CPU = {}           # task name -> CPU seconds it measured around its bursts
+UNIT = 20000       # loop iterations of one unit of work
+
+
+def burn(units):
+    x = 0
+    for _ in range(units * UNIT):
+        x += 1
+    return x
+
+
+async def burst(units):
+    """One measured burst, one coroutine below the task's own."""
+    t0 = time.thread_time()
+    burn(units)
+    return time.thread_time() - t0
+
+
+async def burner(name, units, until):
+    CPU[name] = 0.0
+    while time.monotonic() < until:
+        CPU[name] += await burst(units)
+        await asyncio.sleep(0)
+
+
+async def child_of(name, units, until):
+    child = asyncio.get_running_loop().create_task(burner(name, units, until), name=name)
+    await child
+
+
+async def cpu_main(path, seconds):
+    asyncio.current_task().set_name("main")
+    until = time.monotonic() + seconds
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(burner("burner-1", 1, until), name="burner-1")
+        tg.create_task(burner("burner-2", 2, until), name="burner-2")
+        # burner-3 runs under a parent task that awaits it
+        tg.create_task(child_of("burner-3", 3, until), name="parent")
+    write_json(path, {"pid": os.getpid(), "version": list(sys.version_info[:3]), "cpu": CPU})
+
+
+def main():
+    path = sys.argv[1]
+    if len(sys.argv) == 2:
+        asyncio.run(park_main(path))
+    elif sys.argv[2] == "cpu":
+        asyncio.run(cpu_main(path, float(sys.argv[3])))
+    else:
+        sys.exit("usage: asyncio_tasks.py OUT.json [cpu SECONDS]")
+
+
+if __name__ == "__main__":
+    main()
