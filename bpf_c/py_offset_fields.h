@@ -42,6 +42,35 @@
 	X(unicode_length)                                                      \
 	X(unicode_state)                                                       \
 	X(unicode_ascii_size)                                                  \
-	X(unicode_compact_size)
+	X(unicode_compact_size)                                                 \
+	/* locals, objects, modules: user space only (pydump) */               \
+	X(interp_modules)                                                      \
+	X(frame_localsplus)                                                    \
+	X(frame_globals)                                                       \
+	X(code_argcount)                                                       \
+	X(code_kwonlyargcount)                                                 \
+	X(code_flags)                                                          \
+	X(code_varnames)                                                       \
+	X(code_cellvars)                                                       \
+	X(code_freevars)                                                       \
+	X(code_localsplusnames)                                                \
+	X(code_localspluskinds)                                                \
+	X(type_name)                                                           \
+	X(type_flags)                                                          \
+	X(type_basicsize)                                                      \
+	X(type_dictoffset)                                                     \
+	X(heaptype_cached_keys)                                                \
+	X(varobject_size)                                                      \
+	X(tuple_items)                                                         \
+	X(list_items)                                                          \
+	X(float_value)                                                         \
+	X(long_tag)                                                            \
+	X(long_digits)                                                         \
+	X(dict_keys)                                                           \
+	X(dict_values)                                                         \
+	X(set_used)                                                            \
+	X(set_mask)                                                            \
+	X(set_table)                                                           \
+	X(cell_ref)
 
 #endif
