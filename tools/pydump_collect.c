@@ -142,8 +142,7 @@ static void match_core_threads(struct dump *d)
 		for (size_t k = 0; k < d->core->nthreads && !t->t.host_tid; k++)
 			if (d->core->threads[k].regs.fs_base == t->t.pthread_id && t->t.pthread_id)
 				t->t.host_tid = d->core->threads[k].tid;
-		t->crashed = d->core->signo && d->core->nthreads &&
-			     t->t.host_tid == d->core->threads[0].tid;
+		t->crashed = dump_core_crashed(d->core) && t->t.host_tid == d->core->threads[0].tid;
 	}
 }
 
@@ -204,6 +203,9 @@ int dump_collect(struct dump *d, pid_t pid, const struct dump_options *opts,
 		if (t->t.host_tid) {
 			proc_comm(d->p.pid, t->t.host_tid, t->comm, sizeof(t->comm));
 			t->have_state = proc_wait_read(d->p.pid, t->t.host_tid, &t->k) == 0;
+			/* gcore records no CPU times: zeros there mean unknown */
+			if (core && t->k.user_ns == 0 && t->k.system_ns == 0)
+				t->k.user_ns = t->k.system_ns = PROC_WAIT_UNKNOWN;
 		}
 		read_thread(d, t, pf);
 	}
@@ -232,6 +234,18 @@ void dump_free(struct dump *d)
 	free(d->threads);
 	d->threads = NULL;
 	d->nthreads = 0;
+}
+
+bool dump_core_crashed(const struct core_file *core)
+{
+	/* the signals whose default action dumps core; gcore records the
+	 * signal that stopped the process (SIGSTOP) or none */
+	switch (core->signo) {
+	case 3: case 4: case 5: case 6: case 7: case 8: case 11: case 24: case 25: case 31:
+		return core->nthreads > 0;
+	default:
+		return false;
+	}
 }
 
 pid_t dump_gil_holder(const struct dump *d)

@@ -104,6 +104,10 @@ struct dump_error {
 void dump_print_json(FILE *out, struct dump *const *dumps, size_t n,
 		     const struct dump_error *errors, size_t nerrors);
 
+/* Whether a core comes from a crash (a signal that dumps core) rather
+ * than from gcore; its first thread is then the one that got the signal. */
+bool dump_core_crashed(const struct core_file *core);
+
 /* The thread that holds the GIL; 0 if none does. */
 pid_t dump_gil_holder(const struct dump *d);
 

@@ -271,14 +271,19 @@ static void process_json(FILE *out, const struct dump *d)
 	fputs(", \"core\": ", out);
 	if (d->core) {
 		fputs("{\"file\": ", out);
+		{
 		jstr(out, d->core_path);
-		fprintf(out, ", \"signal\": %d, \"signal_name\": ", d->core->signo);
+		bool crash = dump_core_crashed(d->core);
+
+		fprintf(out, ", \"crash\": %s, \"signal\": %d, \"signal_name\": ",
+			crash ? "true" : "false", d->core->signo);
 		jstr(out, dump_signal_name(d->core->signo));
 		fputs(", \"fault_address\": ", out);
-		jaddr(out, d->core->signo ? d->core->fault_addr : 0);
+		jaddr(out, crash ? d->core->fault_addr : 0);
 		fputs(", \"thread\": ", out);
-		jtid(out, d->core->signo ? d->core->threads[0].tid : 0);
+		jtid(out, crash ? d->core->threads[0].tid : 0);
 		fputs("}", out);
+		}
 	} else {
 		fputs("null", out);
 	}

@@ -142,8 +142,11 @@ static void print_state(FILE *out, const struct dump *d, const struct dump_threa
 		const char *sig = dump_signal_name(d->core->signo);
 
 		add(&l, "crashed: %s", sig ? sig : "signal");
-		if (d->core->signo == 11 || d->core->signo == 7 || d->core->signo == 4 ||
-		    d->core->signo == 8)
+		if (d->core->si_code <= 0 && d->core->sender == d->pid)
+			add(&l, " raised again by the process itself (faulthandler does so)");
+		else if (d->core->si_code <= 0)
+			add(&l, " sent by process %d", (int)d->core->sender);
+		else if (d->core->signo == 11 || d->core->signo == 7)
 			add(&l, " at address 0x%" PRIx64, d->core->fault_addr);
 	} else if (k->from_image) {
 		if (k->in_syscall) {
@@ -246,11 +249,13 @@ static void print_header(FILE *out, const struct dump *d)
 	fprintf(out, "CPython %s%s, %s [offsets: %s]\n", p->version_str,
 		p->free_threaded ? " (free-threaded)" : "", p->interp_path,
 		py_offsets_source_name(p->source));
-	if (d->core && d->core->signo) {
+	if (d->core && dump_core_crashed(d->core)) {
 		const char *sig = dump_signal_name(d->core->signo);
 
 		fprintf(out, "Killed by %s (signal %d) in thread %d\n", sig ? sig : "a signal",
 			d->core->signo, (int)d->core->threads[0].tid);
+	} else if (d->core) {
+		fprintf(out, "Not a crash: taken from the process while it ran (gcore)\n");
 	}
 	if (d->opts.verbose) {
 		fprintf(out, "# _PyRuntime at 0x%llx, load bias 0x%llx, read through %s%s%s\n",

@@ -22,6 +22,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "sys/elf_image.h"
 #include "sys/proc_maps.h"
 #include "sys/remote_mem.h"
 
@@ -212,7 +213,12 @@ static int parse_notes(struct core_file *c, const uint8_t *d, size_t len)
 			if (nh.n_descsz >= 24) {
 				c->signo = (int)u32_at(desc);
 				c->si_code = (int)u32_at(desc + 8);
-				c->fault_addr = u64_at(desc + 16);
+				/* the kernel's own signals carry the fault address,
+				 * sent ones (si_code <= 0) the sender's pid */
+				if (c->si_code > 0)
+					c->fault_addr = u64_at(desc + 16);
+				else
+					c->sender = (pid_t)u32_at(desc + 16);
 			}
 			break;
 		case NT_AUXV:
@@ -354,12 +360,16 @@ static const struct core_mapping *exe_mapping(const struct core_file *c)
 	return c->entry ? core_file_mapping_at(c, c->entry) : NULL;
 }
 
-/* ROOT + PATH when it exists, else NULL. */
+/* ROOT + PATH when it exists, else NULL. A path already under ROOT (gcore
+ * of a process in a chroot records the paths the host sees) stays. */
 static char *resolve(const char *root, const char *path)
 {
 	char buf[PATH_MAX * 2];
+	size_t rl = strlen(root);
 	struct stat st;
 
+	if (rl && strncmp(path, root, rl) == 0 && path[rl] == '/')
+		root = "";
 	snprintf(buf, sizeof(buf), "%s%s", root, path);
 	if (stat(buf, &st) != 0 || !S_ISREG(st.st_mode))
 		return NULL;
@@ -392,6 +402,44 @@ static void find_files(struct core_file *c, const char *exe)
 			}
 	} else if (exe) {
 		snprintf(c->exe, sizeof(c->exe), "%s", exe);
+	}
+}
+
+/*
+ * The tid each thread has in its own PID namespace: glibc's struct pthread
+ * (at the thread pointer, fs_base) holds it, where libc's own descriptor
+ * for debuggers (_thread_db_pthread_tid: bits, count, offset) says. gcore
+ * records the tids the host sees; a process in a container knows others.
+ */
+static void find_ns_tids(struct core_file *c)
+{
+	uint32_t offset = 0x2d0; /* x86-64 glibc, when libc says nothing */
+
+	for (size_t i = 0; i < c->nfiles; i++) {
+		const char *base = strrchr(c->files[i].path, '/');
+		struct elf_image libc;
+		uint64_t sym, size;
+		uint32_t desc[3];
+
+		base = base ? base + 1 : c->files[i].path;
+		if ((strncmp(base, "libc.so", 7) != 0 && strncmp(base, "libc-2.", 7) != 0) ||
+		    !c->files[i].host_path || elf_image_open(&libc, c->files[i].host_path) < 0)
+			continue;
+		if (elf_image_symbol(&libc, "_thread_db_pthread_tid", &sym, &size) == 0 &&
+		    elf_image_read_vaddr(&libc, sym, desc, sizeof(desc)) == 0 && desc[0] == 32 &&
+		    desc[2] < 4096)
+			offset = desc[2];
+		elf_image_close(&libc);
+		break;
+	}
+	for (size_t i = 0; i < c->nthreads; i++) {
+		struct core_thread *t = &c->threads[i];
+		int32_t tid = 0;
+
+		t->ns_tid = t->tid;
+		if (t->regs.fs_base && core_file_read(c, t->regs.fs_base + offset, &tid, 4) == 0 &&
+		    tid > 0)
+			t->ns_tid = tid;
 	}
 }
 
@@ -441,6 +489,7 @@ int core_file_open(struct core_file *c, const char *path, const char *root, cons
 	if (strcmp(c->root, "/") == 0)
 		c->root[0] = '\0';
 	find_files(c, exe);
+	find_ns_tids(c);
 	return 0;
 }
 
@@ -528,8 +577,10 @@ static int image_threads(void *ctx, struct proc_thread_id *out, size_t max)
 	struct core_file *c = ctx;
 	size_t n = 0;
 
-	for (; n < c->nthreads && n < max; n++)
-		out[n].host_tid = out[n].ns_tid = c->threads[n].tid;
+	for (; n < c->nthreads && n < max; n++) {
+		out[n].host_tid = c->threads[n].tid;
+		out[n].ns_tid = c->threads[n].ns_tid ? c->threads[n].ns_tid : c->threads[n].tid;
+	}
 	return (int)n;
 }
 

@@ -22,6 +22,7 @@
 
 struct core_thread {
 	pid_t tid;          /* as the core records it */
+	pid_t ns_tid;       /* in the process's own PID namespace (glibc's struct pthread) */
 	struct proc_regs regs;
 	int cursig;         /* signal pending when it was dumped */
 	uint64_t utime_us, stime_us;
@@ -51,6 +52,7 @@ struct core_file {
 	int signo;       /* signal that made the core (0 for gcore) */
 	int si_code;
 	uint64_t fault_addr; /* si_addr of that signal, for faults */
+	pid_t sender;        /* the process that sent it (kill), or 0 */
 	uint64_t entry;      /* AT_ENTRY: the executable's entry point */
 	struct core_segment *segs;
 	size_t nsegs;

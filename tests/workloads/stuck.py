@@ -2,7 +2,7 @@
 # -*- coding: utf-8 -*-
 """A process stuck in the ways pydump must explain; writes the ground truth.
 
-Usage: python stuck.py OUT.json [crash]
+Usage: python stuck.py OUT.json [crash|stop]
 
 Threads, each named (threading names):
   dead-a, dead-b   deadlocked: each holds one lock and waits for the other
@@ -15,9 +15,13 @@ The main thread's frames hold variables of known values; OUT.json gives,
 per frame, each variable's kind (arg, local, cell, free) and repr() as
 pydump must print it (containers cut to 5 items, nesting to 2 levels).
 OUT.json is written atomically once every thread is about to block, then
-a little later. With "crash", the main thread then enables faulthandler
-(its report goes to stderr: the ground truth of the crash) and kills the
-process with SIGSEGV from inside values(). Runs on Python 3.8+.
+a little later. With "crash", a thread named "crasher" then enables
+faulthandler (its report of every thread goes to stderr: the ground truth
+of the crash), changes to the directory of OUT.json (where the kernel
+writes "core") and reads address 0 through ctypes: SIGSEGV. With "stop",
+it prints the same report and stops the process with SIGSTOP instead, for
+gcore to take (machines whose core_pattern pipes cores elsewhere). Runs on
+Python 3.8+.
 """
 import faulthandler
 import json
@@ -145,19 +149,29 @@ def values(a, b=2, *rest, key=None, **extra):
             "count": ["local", str(level * 10)], "label": ["local", repr("level-%d" % level)]}})
     truth["frames"].reverse()   # innermost first, as pydump prints
     del frame, level            # unbound: pydump leaves them out, like locals()
-    if len(sys.argv) > 2 and sys.argv[2] == "crash":
+    if len(sys.argv) > 2:
         threading.Thread(target=crash_soon, name="crasher", daemon=True).start()
     inner(41)
 
 
 def crash_soon():
-    """Once OUT.json is out: SIGSEGV for the whole process; faulthandler
-    prints every thread's stack on stderr first."""
+    """Once OUT.json is out: SIGSEGV in this thread (or SIGSTOP, see above)."""
     while not os.path.exists(sys.argv[1]):
         time.sleep(0.05)
     time.sleep(0.5)
+    os.chdir(os.path.dirname(os.path.abspath(sys.argv[1])))
+    crash_here(sys.argv[2])
+
+
+def crash_here(how):
+    if how == "stop":
+        faulthandler.dump_traceback(all_threads=True)
+        sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGSTOP)
+        return
+    import ctypes
     faulthandler.enable(all_threads=True)
-    os.kill(os.getpid(), signal.SIGSEGV)
+    ctypes.string_at(0)
 
 
 def write_truth():
