@@ -246,3 +246,20 @@ def test_crash_locals_and_waits(crashed):
     for name, lock in (("dead-a", truth["locks"]["lock_b"]), ("dead-b", truth["locks"]["lock_a"])):
         w = threads[name]["state"]["waits_for"]
         assert w["what"] == "lock" and w["lock"] == "0x%x" % lock, (name, w)
+
+
+def test_crash_native(crashed, pydump):
+    """--native from a core: every thread's registers are in it, so every
+    thread gets native frames (the running one too), its Python frames
+    unchanged; the crashing thread's innermost frame is native code."""
+    run, proc = pydump_core(pydump, crashed.core, crashed.interp, "-n")
+    plain = by_ident(crashed.proc)
+    for t in proc["threads"]:
+        frames = t["frames"]
+        py = [(f["name"], f["line"]) for f in frames if f["kind"] == "python"]
+        assert py == [(f["name"], f["line"]) for f in plain[t["ident"]]["frames"]
+                      if f["kind"] == "python"], t["name"]
+        assert frames and (frames[0]["kind"] == "native" or t["native_note"]), (t["name"], frames[:2])
+        assert all(f["kind"] != "gap" or "unknown" not in f["reason"] for f in frames), t["name"]
+    crasher = [t for t in proc["threads"] if t["name"] == "crasher"][0]
+    assert crasher["frames"][0]["kind"] == "native", crasher["frames"][:3]

@@ -257,3 +257,69 @@ def test_several_pids(stuck, pydump):
     run, doc = pydump_json(pydump, "-p", "%d,%d" % (pid, gone.pid))
     assert [p["pid"] for p in doc["processes"]] == [pid], doc["errors"]
     assert doc["errors"] == [{"pid": gone.pid, "error": "no such process"}], doc["errors"]
+
+
+# ----------------------------------------------------------------- native frames
+
+def gdb_return_addresses(pid):
+    """{tid: [frame addresses gdb prints, innermost first]} from gdb's own
+    unwinder (it ptrace-attaches: the ground truth, run after pydump)."""
+    cp = subprocess.run(["gdb", "-batch", "-p", str(pid), "-ex", "thread apply all bt"],
+                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120,
+                        universal_newlines=True)
+    stacks, cur = {}, None
+    for line in cp.stdout.splitlines():
+        m = re.match(r"^Thread \d+ \(.*?LWP (\d+)", line)
+        if m:
+            cur = stacks.setdefault(int(m.group(1)), [])
+            continue
+        m = re.match(r"^#\d+\s+0x([0-9a-f]+) in ", line)
+        if m and cur is not None:
+            cur.append(int(m.group(1), 16))
+    return stacks, cp.stdout
+
+
+def is_subsequence(small, big):
+    it = iter(big)
+    return all(x in it for x in small)
+
+
+def test_native_frames(stuck, pydump):
+    """--native: blocked threads start in libc, their Python frames stay as
+    they were, each eval-loop run's native frame gives way to its Python
+    frames, and every native frame is one gdb's unwinder finds too."""
+    run, doc = pydump_json(pydump, "-n", "-p", str(stuck.w.pid))
+    assert run.returncode == 0, run.describe()
+    proc = doc["processes"][0]
+    plain = by_name(stuck.proc)
+    native = by_name(proc)
+    names = ("MainThread", "dead-a", "dead-b", "receiver", "sleeper")
+    for name in names:
+        t = native[name]
+        frames = t["frames"]
+        py = [(f["name"], f["line"]) for f in frames if f["kind"] == "python"]
+        assert py == [(f["name"], f["line"]) for f in plain[name]["frames"]], name
+        assert frames[0]["kind"] == "native", (name, frames[:3])
+        libc = re.sub(r"[-.].*", "", frames[0]["module"].rsplit("/", 1)[-1])
+        assert libc in ("libc", "libpthread"), (name, frames[0])
+        assert all(f["module"] for f in frames if f["kind"] == "native"), name
+        kinds = [f["kind"] for f in frames]
+        first_py = kinds.index("python")
+        # natives first, then (if the walk stopped before the eval loop) one gap
+        assert set(kinds[:first_py]) <= {"native", "gap"} and kinds.count("gap") <= 1, kinds
+        if "gap" in kinds:
+            assert kinds.index("gap") == first_py - 1, kinds
+            assert "rbp unknown" in frames[first_py - 1]["reason"], frames[first_py - 1]
+    assert "running" in native["burner"]["native_note"], native["burner"]
+    if stuck.w.interp.root is not None:
+        # gdb 13 follows neither threads in another PID namespace nor the
+        # chroots' libc (it scans the stack past it: addresses like 0xffffffff)
+        return
+    stacks, out = gdb_return_addresses(stuck.w.pid)
+    for name in names:
+        t = native[name]
+        ips = [int(f["ip"], 16) for f in t["frames"] if f["kind"] == "native"]
+        gdb = stacks.get(t["tid"])
+        assert gdb is not None, "gdb shows no thread %d:\n%s" % (t["tid"], out[-3000:])
+        assert is_subsequence(ips[1:], gdb), "%s: pydump %s\n  gdb %s" % (
+            name, [hex(i) for i in ips], [hex(i) for i in gdb])

@@ -234,6 +234,11 @@ void dump_free(struct dump *d)
 	free(d->threads);
 	d->threads = NULL;
 	d->nthreads = 0;
+	if (d->native) {
+		native_proc_close(d->native);
+		free(d->native);
+		d->native = NULL;
+	}
 }
 
 bool dump_core_crashed(const struct core_file *core)

@@ -20,6 +20,7 @@
 #include "cpython/thread_wait.h"
 #include "cpython/threads.h"
 #include "sys/core_file.h"
+#include "sys/native_stack.h"
 #include "sys/proc_wait.h"
 
 struct dump_options {
@@ -32,6 +33,7 @@ enum dump_frame_kind {
 	DUMP_FRAME_PYTHON,
 	DUMP_FRAME_NATIVE,
 	DUMP_FRAME_UNREADABLE, /* a Python frame that could not be read */
+	DUMP_FRAME_GAP,        /* the native walk stopped here (name: why) */
 };
 
 struct dump_frame {
@@ -72,6 +74,7 @@ struct dump {
 	char names_note[200]; /* why thread names are missing; "" */
 	struct dump_thread *threads;
 	size_t nthreads;
+	struct native_proc *native; /* --native: the process's code mappings */
 };
 
 /*

@@ -220,6 +220,11 @@ static void frame_json(FILE *out, const struct dump *d, const struct dump_frame 
 	case DUMP_FRAME_UNREADABLE:
 		fputs("{\"kind\": \"unreadable\"}", out);
 		break;
+	case DUMP_FRAME_GAP:
+		fputs("{\"kind\": \"gap\", \"reason\": ", out);
+		jstr(out, f->name);
+		fputs("}", out);
+		break;
 	}
 }
 

@@ -219,6 +219,9 @@ static void print_frames(FILE *out, const struct dump *d, const struct dump_thre
 			python = true;
 			fprintf(out, "    [unreadable frame]\n");
 			break;
+		case DUMP_FRAME_GAP:
+			fprintf(out, "    [native frames end: %s]\n", f->name ? f->name : "?");
+			break;
 		case DUMP_FRAME_NATIVE:
 			if (f->name)
 				fprintf(out, "    [native] %s+0x%" PRIx64 " (%s)\n", f->name, f->offset,
@@ -234,7 +237,7 @@ static void print_frames(FILE *out, const struct dump *d, const struct dump_thre
 	if (t->truncated)
 		fprintf(out, "    [truncated]\n");
 	if (t->native_note[0])
-		fprintf(out, "    [no native frames: %s]\n", t->native_note);
+		fprintf(out, "    [native frames: %s]\n", t->native_note);
 }
 
 static void print_header(FILE *out, const struct dump *d)
