@@ -129,7 +129,7 @@ static int resolve_symbols(struct py_objects *o)
 	return 0;
 }
 
-int py_objects_init(struct py_objects *o, struct py_process *p)
+int py_objects_init_layout(struct py_objects *o, struct py_process *p)
 {
 	memset(o, 0, sizeof(*o));
 	o->p = p;
@@ -138,7 +138,12 @@ int py_objects_init(struct py_objects *o, struct py_process *p)
 		snprintf(o->why, sizeof(o->why), "no object rules for Python %s", p->version_str);
 		return -1;
 	}
-	if (derive_offsets(o) < 0)
+	return derive_offsets(o);
+}
+
+int py_objects_init(struct py_objects *o, struct py_process *p)
+{
+	if (py_objects_init_layout(o, p) < 0)
 		return -1;
 	return resolve_symbols(o);
 }

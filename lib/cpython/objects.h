@@ -41,6 +41,9 @@ struct py_objects {
  */
 int py_objects_init(struct py_objects *o, struct py_process *p);
 
+/* The layouts alone, no symbols (the fuzz target sets the types itself). */
+int py_objects_init_layout(struct py_objects *o, struct py_process *p);
+
 /* Type of the object at addr; 0 if unreadable. */
 uint64_t py_obj_type(const struct py_objects *o, uint64_t addr);
 

@@ -78,6 +78,12 @@ static int64_t sleb(struct cursor *c)
 	return (int64_t)v;
 }
 
+/* A factored offset; garbage may overflow, so in defined (wrapping) arithmetic. */
+static int64_t factor(int64_t v, int64_t f)
+{
+	return (int64_t)((uint64_t)v * (uint64_t)f);
+}
+
 static void skip_block(struct cursor *c)
 {
 	uint64_t n = uleb(c);
@@ -115,10 +121,10 @@ static bool run(const struct eh_cfi *cfi, const uint8_t *insns, size_t len, uint
 
 		switch (op >> 6) {
 		case 1:
-			delta = (op & 0x3f) * cfi->code_align;
+			delta = (uint64_t)(op & 0x3f) * cfi->code_align;
 			goto advance;
 		case 2:
-			set_rule(row, op & 0x3f, RULE_OFFSET, (int64_t)uleb(&c) * cfi->data_align);
+			set_rule(row, op & 0x3f, RULE_OFFSET, factor((int64_t)uleb(&c), cfi->data_align));
 			continue;
 		case 3:
 			if (initial && (op & 0x3f) < XREG_COUNT)
@@ -133,7 +139,7 @@ static bool run(const struct eh_cfi *cfi, const uint8_t *insns, size_t len, uint
 		case 0x04: delta = fixed(&c, 4) * cfi->code_align; goto advance;
 		case 0x05: /* offset_extended */
 			reg = uleb(&c);
-			set_rule(row, reg, RULE_OFFSET, (int64_t)uleb(&c) * cfi->data_align);
+			set_rule(row, reg, RULE_OFFSET, factor((int64_t)uleb(&c), cfi->data_align));
 			break;
 		case 0x06: /* restore_extended */
 			reg = uleb(&c);
@@ -173,20 +179,20 @@ static bool run(const struct eh_cfi *cfi, const uint8_t *insns, size_t len, uint
 			break;
 		case 0x11: /* offset_extended_sf */
 			reg = uleb(&c);
-			set_rule(row, reg, RULE_OFFSET, sleb(&c) * cfi->data_align);
+			set_rule(row, reg, RULE_OFFSET, factor(sleb(&c), cfi->data_align));
 			break;
 		case 0x12: /* def_cfa_sf */
 			row->cfa_reg = (int)uleb(&c);
-			row->cfa_off = sleb(&c) * cfi->data_align;
+			row->cfa_off = factor(sleb(&c), cfi->data_align);
 			break;
-		case 0x13: row->cfa_off = sleb(&c) * cfi->data_align; break;
+		case 0x13: row->cfa_off = factor(sleb(&c), cfi->data_align); break;
 		case 0x14: /* val_offset */
 			reg = uleb(&c);
-			set_rule(row, reg, RULE_VAL_OFFSET, (int64_t)uleb(&c) * cfi->data_align);
+			set_rule(row, reg, RULE_VAL_OFFSET, factor((int64_t)uleb(&c), cfi->data_align));
 			break;
 		case 0x15:
 			reg = uleb(&c);
-			set_rule(row, reg, RULE_VAL_OFFSET, sleb(&c) * cfi->data_align);
+			set_rule(row, reg, RULE_VAL_OFFSET, factor(sleb(&c), cfi->data_align));
 			break;
 		case 0x16: /* val_expression */
 			reg = uleb(&c);
@@ -198,7 +204,8 @@ static bool run(const struct eh_cfi *cfi, const uint8_t *insns, size_t len, uint
 			break;
 		case 0x2f: /* GNU_negative_offset_extended */
 			reg = uleb(&c);
-			set_rule(row, reg, RULE_OFFSET, -(int64_t)uleb(&c) * cfi->data_align);
+			set_rule(row, reg, RULE_OFFSET,
+				 (int64_t)(0 - (uint64_t)factor((int64_t)uleb(&c), cfi->data_align)));
 			break;
 		default: /* set_loc and vendor extensions */
 			return false;

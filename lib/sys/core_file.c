@@ -76,6 +76,15 @@ static uint32_t u32_at(const uint8_t *p)
 #define PRSTATUS_STIME 64
 #define PRSTATUS_REGS 112
 
+/* A struct timeval in microseconds; 0 for one no process could have used
+ * (more than a century). */
+static uint64_t timeval_us(const uint8_t *p)
+{
+	uint64_t sec = u64_at(p), usec = u64_at(p + 8);
+
+	return sec < (1ULL << 32) && usec < 1000000 ? sec * 1000000 + usec : 0;
+}
+
 /* user_regs_struct slots, in the order the kernel stores them. */
 enum {
 	U_R15, U_R14, U_R13, U_R12, U_RBP, U_RBX, U_R11, U_R10, U_R9, U_R8, U_RAX, U_RCX,
@@ -101,8 +110,8 @@ static void parse_prstatus(struct core_thread *t, const uint8_t *d)
 	memset(t, 0, sizeof(*t));
 	t->cursig = (int16_t)(d[PRSTATUS_CURSIG] | d[PRSTATUS_CURSIG + 1] << 8);
 	t->tid = (pid_t)u32_at(d + PRSTATUS_PID);
-	t->utime_us = u64_at(d + PRSTATUS_UTIME) * 1000000 + u64_at(d + PRSTATUS_UTIME + 8);
-	t->stime_us = u64_at(d + PRSTATUS_STIME) * 1000000 + u64_at(d + PRSTATUS_STIME + 8);
+	t->utime_us = timeval_us(d + PRSTATUS_UTIME);
+	t->stime_us = timeval_us(d + PRSTATUS_STIME);
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		proc_regs_set(&t->regs, map[i].reg, u64_at(regs + 8 * map[i].slot));
 	t->regs.fs_base = u64_at(regs + 8 * U_FS_BASE);
@@ -265,7 +274,7 @@ int core_file_parse(struct core_file *c, const uint8_t *data, size_t size, char 
 
 			if (n > ph.p_filesz)
 				n = ph.p_filesz;
-			if (parse_notes(c, data + ph.p_offset, n) < 0)
+			if (n && parse_notes(c, data + ph.p_offset, n) < 0)
 				return fail(err, errlen, "out of memory");
 		} else if (ph.p_type == PT_LOAD && ph.p_memsz) {
 			struct core_segment *s = &c->segs[c->nsegs++];
@@ -569,7 +578,11 @@ static int image_maps(void *ctx, struct proc_maps *out)
 			break;
 		out->n++;
 	}
-	return out->n ? 0 : -ESRCH;
+	if (!out->n) {
+		proc_maps_free(out); /* nothing mapped: as a gone process */
+		return -ESRCH;
+	}
+	return 0;
 }
 
 static int image_threads(void *ctx, struct proc_thread_id *out, size_t max)
