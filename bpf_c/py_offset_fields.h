@@ -55,6 +55,35 @@
 	X(unicode_length, 8, 99, "unicode_object.length")                            \
 	X(unicode_state, 8, 99, "unicode_object.state")                              \
 	X(unicode_ascii_size, 8, 99, "unicode_object.asciiobject_size")              \
-	X(unicode_compact_size, 8, 99, "unicode_object.compactunicodeobject_size")
+	X(unicode_compact_size, 8, 99, "unicode_object.compactunicodeobject_size")   \
+	/* locals, objects, modules: user space only (pydump) */                      \
+	X(interp_modules, 0, 0, "interpreter_state.imports_modules")                  \
+	X(frame_localsplus, 0, 0, "interpreter_frame.localsplus")                     \
+	X(frame_globals, 0, 0, 0)                                                     \
+	X(code_argcount, 0, 0, "code_object.argcount")                                \
+	X(code_kwonlyargcount, 0, 0, 0)                                               \
+	X(code_flags, 0, 0, 0)                                                        \
+	X(code_varnames, 0, 0, 0)                                                     \
+	X(code_cellvars, 0, 0, 0)                                                     \
+	X(code_freevars, 0, 0, 0)                                                     \
+	X(code_localsplusnames, 0, 0, "code_object.localsplusnames")                  \
+	X(code_localspluskinds, 0, 0, "code_object.localspluskinds")                  \
+	X(type_name, 0, 0, "type_object.tp_name")                                     \
+	X(type_flags, 0, 0, "type_object.tp_flags")                                   \
+	X(type_basicsize, 0, 0, "type_object.tp_basicsize")                           \
+	X(type_dictoffset, 0, 0, "type_object.tp_dictoffset")                         \
+	X(heaptype_cached_keys, 0, 0, "heap_type_object.ht_cached_keys")              \
+	X(varobject_size, 0, 0, "tuple_object.ob_size")                               \
+	X(tuple_items, 0, 0, "tuple_object.ob_item")                                  \
+	X(list_items, 0, 0, "list_object.ob_item")                                    \
+	X(float_value, 0, 0, "float_object.ob_fval")                                  \
+	X(long_tag, 0, 0, "long_object.lv_tag")                                       \
+	X(long_digits, 0, 0, "long_object.ob_digit")                                  \
+	X(dict_keys, 0, 0, "dict_object.ma_keys")                                     \
+	X(dict_values, 0, 0, "dict_object.ma_values")                                 \
+	X(set_used, 0, 0, "set_object.used")                                          \
+	X(set_mask, 0, 0, "set_object.mask")                                          \
+	X(set_table, 0, 0, "set_object.table")                                        \
+	X(cell_ref, 0, 0, 0)
 
 #endif

@@ -33,6 +33,7 @@ INTERNAL_HEADERS = [
     "internal/pycore_pystate.h", "internal/pycore_runtime.h",
     "internal/pycore_interp.h", "internal/pycore_gil.h",
     "internal/pycore_frame.h", "frameobject.h",
+    "longintrepr.h", "cpython/longintrepr.h",
 ]
 
 

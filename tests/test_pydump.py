@@ -25,7 +25,8 @@ SETTLE_PAUSE = 0.3
 
 HEADER_RE = re.compile(
     r'^Process (\d+) "(.*)": CPython (\S+), (.+) \[offsets: (debug offsets|dwarf|table)\]$')
-THREAD_RE = re.compile(r'^Thread (\d+) "(.*)"(?: \(ns tid (\d+)\))?((?: \[[^\]]+\])*)$')
+THREAD_RE = re.compile(
+    r'^Thread (\d+) "(.*?)"(?: \(ns tid (\d+)\))?(?: name "(.*)")?((?: \[[^\]]+\])*)$')
 MARKERS = ("(no Python frames)", "[truncated]", "[unreadable frame]")
 
 
@@ -78,12 +79,15 @@ class ParseError(Exception):
 
 
 class DumpThread:
-    def __init__(self, tid, comm, ns_tid, flags):
+    def __init__(self, tid, comm, ns_tid, name, flags):
         self.tid = tid
         self.comm = comm
         self.ns_tid = ns_tid
+        self.name = name
         self.flags = flags
+        self.state = None   # the 2-space state line, without its indent
         self.lines = []     # frame lines without the 4-space indent
+        self.variables = []  # per frame line: its 8-space variable lines
 
     @property
     def id(self):
@@ -118,13 +122,20 @@ class Dump:
                 raise ParseError("line %d: expected a Thread line, got %r" % (
                     i + 1, lines[i] if i < len(lines) else "EOF"))
             t = DumpThread(int(m.group(1)), m.group(2),
-                           int(m.group(3)) if m.group(3) else None,
-                           re.findall(r"\[([^\]]+)\]", m.group(4)))
+                           int(m.group(3)) if m.group(3) else None, m.group(4),
+                           re.findall(r"\[([^\]]+)\]", m.group(5)))
             i += 1
+            if i < len(lines) and re.match(r"^  \S", lines[i]):
+                t.state = lines[i][2:]
+                i += 1
             while i < len(lines) and lines[i] != "":
-                if not lines[i].startswith("    ") or lines[i][4:5] in ("", " "):
+                if re.match(r"^        \S", lines[i]) and t.lines:
+                    t.variables[-1].append(lines[i][8:])
+                elif re.match(r"^    \S", lines[i]):
+                    t.lines.append(lines[i][4:])
+                    t.variables.append([])
+                else:
                     raise ParseError("line %d: bad frame line %r" % (i + 1, lines[i]))
-                t.lines.append(lines[i][4:])
                 i += 1
             if not t.lines:
                 raise ParseError("thread %d has no lines" % t.tid)
@@ -392,14 +403,23 @@ def test_stacks(known):
         known.interp.id, len(problems), "\n  ".join(problems))
 
 
+def without_times(text):
+    """The output without its state lines' durations (off-CPU and CPU time
+    move on between two looks; everything else must not)."""
+    return re.sub(r"\d+(\.\d+)?s\b|\d+m\d+s|\d+h\d+m", "T", text)
+
+
 def test_repeatable(known, pydump):
-    """A second and third look at the parked process give the same output."""
+    """A second and third look at the parked process give the same output,
+    but for the durations in the state lines."""
     first = known.require_dump()
     for _ in range(2):
         again = run_pydump(pydump, known.pid)
         again.assert_no_crash()
-        assert again.out == known.run.out, "output changed between runs"
+        assert without_times(again.out) == without_times(known.run.out), (
+            "output changed between runs")
     assert first.threads
+    assert all(t.state for t in first.threads if t.tid), "a thread without its state line"
 
 
 # ----------------------------------------------------------------- garbage in memory

@@ -1,195 +1,187 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * pydump  Print the Python stack of every thread of a live process.
+ * pydump  Print what every thread of a Python process is doing: its state
+ *         and what it waits for as the kernel tells it, its Python stack,
+ *         and on request its variables and native frames; from a live
+ *         process or from a core file.
  *
- * Reads the interpreter's memory from outside (process_vm_readv): the
- * target is neither stopped nor ptrace-attached, and nothing of it is
- * executed. A live look at a stuck or busy process, and the plainest proof
- * that lib/ understands the interpreter: offsets, threads, frames, names
- * and line numbers.
+ * Reads the interpreter's memory from outside (process_vm_readv) and what
+ * /proc says of each thread: the target is neither stopped nor
+ * ptrace-attached, and nothing of it is executed. The collecting is in
+ * pydump_collect.c (and pydump_native.c), the output in pydump_text.c and
+ * pydump_json.c.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpython/open.h"
 #include "cli.h"
-#include "sys/proc_maps.h"
 #include "cpython/asyncio.h"
-#include "cpython/code.h"
-#include "cpython/frames.h"
-#include "cpython/process.h"
-#include "cpython/threads.h"
+#include "pydump_dump.h"
+#include "sys/core_file.h"
+#include "sys/remote_mem.h"
 
-#define MAX_FRAMES 4096
-/* a process that runs no Python code yet: how long to wait for a frame to
- * check the offsets against */
-#define OPEN_WAIT_MS 1000
+#define MAX_PIDS 256
 
 static const char usage_text[] =
-	"Usage: pydump [-h] [-v] [--version] [--async] -p PID\n"
+	"Usage: pydump [-h] [-v] [--version] [-l] [-n] [-j] [--async] -p PID[,PID...]\n"
+	"       pydump [-l] [-n] [-j] --core FILE [--exe PYTHON] [--root DIR]\n"
 	"\n"
-	"Print the Python stack of every thread of a running CPython process,\n"
-	"innermost frame first, without stopping it.\n"
+	"Print what every thread of a running CPython process is doing: its state\n"
+	"and the system call it waits in (the GIL, a lock, a socket, a sleep), and\n"
+	"its Python stack, innermost frame first, without stopping it. Or the same\n"
+	"from a core dump.\n"
 	"\n"
-	"  -p, --pid PID   the process to read\n"
-	"  -v, --verbose   say where the offsets came from and why others were not used\n"
-	"      --async     also every asyncio task, as a tree: its state, the coroutines\n"
-	"                  it is suspended in, what it awaits and who awaits it\n"
-	"  -h, --help      show this help\n"
-	"      --version   print the version\n"
+	"  -p, --pid PID[,PID]  the processes to read (also as arguments)\n"
+	"  -l, --locals         show each frame's arguments and local variables\n"
+	"  -n, --native         show native frames of blocked threads among the Python ones\n"
+	"  -j, --json           print one JSON document instead of text\n"
+	"      --async          also every asyncio task, as a tree: its state, the coroutines\n"
+	"                       it is suspended in, what it awaits and who awaits it\n"
+	"  -c, --core FILE      read a core dump instead of a live process\n"
+	"  -e, --exe PYTHON     the interpreter the core came from (default: as the core names it)\n"
+	"      --root DIR       where the core's files are (a container's or chroot's root)\n"
+	"  -v, --verbose        say where the offsets came from and why others were not used\n"
+	"  -h, --help           show this help\n"
+	"      --version        print the version\n"
 	"\n"
 	"examples:\n"
-	"    pydump -p 181      # stacks of every thread of PID 181\n"
-	"    pydump -v -p 181   # also show how the interpreter was recognised\n"
-	"    pydump --async -p 181   # and its asyncio tasks\n";
+	"    pydump -p 181                 # every thread of PID 181: state, stack\n"
+	"    pydump -l -p 181              # also arguments and local variables\n"
+	"    pydump -n -p 181              # also native frames of blocked threads\n"
+	"    pydump -j -p 181,182 > d.json # two processes as one JSON document\n"
+	"    pydump --async -p 181         # and its asyncio tasks\n"
+	"    pydump --core core.181        # the same from a core dump\n"
+	"    pydump -v -p 181              # also show how the interpreter was recognised\n";
 
-static int compare_threads(const void *a, const void *b, void *arg)
+struct run {
+	struct dump_options opts;
+	bool json, tasks;
+	pid_t pids[MAX_PIDS];
+	size_t npids;
+	const char *core, *exe, *root;
+	struct dump *dumps[MAX_PIDS];
+	size_t ndumps;
+	struct dump_error errors[MAX_PIDS];
+	size_t nerrors;
+};
+
+static void failed(struct run *r, pid_t pid, const char *what, const char *why)
 {
-	const struct py_thread *x = a, *y = b;
-	pid_t main_tid = *(const pid_t *)arg;
+	struct dump_error *e = &r->errors[r->nerrors++];
 
-	if ((x->host_tid == main_tid) != (y->host_tid == main_tid))
-		return x->host_tid == main_tid ? -1 : 1;
-	return (x->host_tid > y->host_tid) - (x->host_tid < y->host_tid);
+	e->pid = pid;
+	snprintf(e->error, sizeof(e->error), "%s", why);
+	fprintf(stderr, "pydump: %s: %s\n", what, why);
 }
 
-static void print_frames(struct py_process *p, const struct py_thread *t, struct py_frame *frames)
+static void dump_pid(struct run *r, pid_t pid)
 {
-	bool truncated;
-	int n = py_frames_read(p, t->tstate, frames, MAX_FRAMES, &truncated);
+	struct dump *d = calloc(1, sizeof(*d));
+	char err[PY_ERR_LEN], what[32];
 
-	if (n < 0) {
-		printf("    [unreadable thread: %s]\n", p->err);
+	snprintf(what, sizeof(what), "PID %d", (int)pid);
+	if (!d) {
+		failed(r, pid, what, "out of memory");
 		return;
 	}
-	if (n == 0 && !truncated)
-		printf("    (no Python frames)\n");
-	for (int i = 0; i < n; i++) {
-		struct py_code_info ci;
-		int line;
-
-		if ((frames[i].flags & PY_FRAME_UNREADABLE) ||
-		    py_code_read(p, frames[i].code, &ci) < 0) {
-			printf("    [unreadable frame]\n");
-			continue;
-		}
-		line = py_code_line(p, &ci, frames[i].instr_offset);
-		if (line >= 0)
-			printf("    %s (%s:%d)\n", ci.name, ci.filename, line);
-		else
-			printf("    %s (%s:?)\n", ci.name, ci.filename);
-		py_code_info_free(&ci);
+	if (dump_collect(d, pid, &r->opts, NULL, NULL, err, sizeof(err)) < 0) {
+		failed(r, pid, what, err);
+		free(d);
+		return;
 	}
-	if (truncated)
-		printf("    [truncated]\n");
+	r->dumps[r->ndumps++] = d;
 }
 
-/* The asyncio task tree after the threads (--async). */
-static int dump_tasks(struct py_process *p, const struct py_thread *threads, int n, bool verbose)
+static int dump_core(struct run *r, struct core_file *core)
 {
-	struct py_asyncio a;
+	struct dump *d = calloc(1, sizeof(*d));
+	char err[PY_ERR_LEN + PATH_MAX];
+	pid_t pid;
 
-	printf("\n");
-	fflush(stdout);
-	if (py_asyncio_read(p, threads, n, &a) < 0) {
-		fprintf(stderr, "pydump: PID %d: asyncio: %s\n", (int)p->pid, p->err);
-		return 1;
+	if (!d) {
+		failed(r, 0, r->core, "out of memory");
+		return -1;
 	}
-	if (verbose && a.extension[0])
-		printf("# asyncio: _asyncio from %s\n", a.extension);
-	py_asyncio_print(stdout, p, &a);
-	py_asyncio_free(&a);
+	if (core_file_open(core, r->core, r->root, r->exe, err, sizeof(err)) < 0) {
+		failed(r, 0, r->core, err);
+		free(d);
+		return -1;
+	}
+	pid = core_file_attach(core);
+	if (pid < 0 || dump_collect(d, pid, &r->opts, core, r->core, err, sizeof(err)) < 0) {
+		if (!core->exe[0])
+			snprintf(err + strlen(err), sizeof(err) - strlen(err),
+				 " (the core names no executable this machine has: try --exe)");
+		failed(r, core->pid, r->core, pid < 0 ? "too many images" : err);
+		free(d);
+		return -1;
+	}
+	r->dumps[r->ndumps++] = d;
 	return 0;
 }
 
-static int dump(pid_t pid, bool verbose, bool tasks)
+/* The asyncio task tree after the threads (--async). Returns 0 or -1. */
+static int dump_tasks(struct dump *d, bool verbose)
 {
-	struct py_process p;
-	struct py_thread *threads = NULL;
-	struct py_frame *frames = NULL;
-	int n, rc = 1;
+	struct py_thread *threads = calloc(d->nthreads ? d->nthreads : 1, sizeof(*threads));
+	struct py_asyncio a;
+	int rc = -1;
 
-	if (py_process_open_wait(&p, pid, OPEN_WAIT_MS) < 0) {
-		fprintf(stderr, "pydump: PID %d: %s\n", (int)pid, p.err);
-		return 1;
+	if (!threads)
+		return -1;
+	for (size_t i = 0; i < d->nthreads; i++)
+		threads[i] = d->threads[i].t;
+	printf("\n");
+	fflush(stdout);
+	if (py_asyncio_read(&d->p, threads, (int)d->nthreads, &a) < 0) {
+		fprintf(stderr, "pydump: PID %d: asyncio: %s\n", (int)d->pid, d->p.err);
+	} else {
+		if (verbose && a.extension[0])
+			printf("# asyncio: _asyncio from %s\n", a.extension);
+		py_asyncio_print(stdout, &d->p, &a);
+		py_asyncio_free(&a);
+		rc = 0;
 	}
-	threads = calloc(PY_MAX_THREADS, sizeof(*threads));
-	frames = calloc(MAX_FRAMES, sizeof(*frames));
-	if (!threads || !frames) {
-		fprintf(stderr, "pydump: out of memory\n");
-		goto out;
-	}
-	n = py_threads_read(&p, threads, PY_MAX_THREADS);
-	if (n < 0) {
-		fprintf(stderr, "pydump: PID %d: %s\n", (int)pid, p.err);
-		goto out;
-	}
-	qsort_r(threads, (size_t)n, sizeof(*threads), compare_threads, &p.pid);
-	printf("Process %d \"%s\": CPython %s%s, %s [offsets: %s]\n", (int)p.pid, p.comm,
-	       p.version_str, p.free_threaded ? " (free-threaded)" : "", p.interp_path,
-	       py_offsets_source_name(p.source));
-	if (verbose)
-		printf("# _PyRuntime at 0x%llx, load bias 0x%llx, read through %s%s%s\n",
-		       (unsigned long long)p.runtime_addr, (unsigned long long)p.load_bias,
-		       p.interp_open, p.notes[0] ? "; " : "", p.notes);
-	for (int i = 0; i < n; i++) {
-		const struct py_thread *t = &threads[i];
-		char comm[32] = "";
-
-		if (t->host_tid)
-			proc_comm(pid, t->host_tid, comm, sizeof(comm));
-		printf("\n");
-		if (t->host_tid)
-			printf("Thread %d \"%s\"", (int)t->host_tid, comm);
-		else
-			printf("Thread ? \"\" [no OS thread]");
-		if (t->ns_tid && t->ns_tid != t->host_tid)
-			printf(" (ns tid %d)", (int)t->ns_tid);
-		if (t->host_tid == p.pid)
-			printf(" [main]");
-		if (t->holds_gil)
-			printf(" [GIL]");
-		printf("\n");
-		print_frames(&p, t, frames);
-	}
-	rc = tasks ? dump_tasks(&p, threads, n, verbose) : 0;
-out:
 	free(threads);
-	free(frames);
 	return rc;
 }
 
-int main(int argc, char **argv)
+static int parse_args(struct run *r, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
+		{ "locals", no_argument, NULL, 'l' },
+		{ "native", no_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "core", required_argument, NULL, 'c' },
+		{ "exe", required_argument, NULL, 'e' },
+		{ "root", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "async", no_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
-	pid_t pid = 0;
-	bool verbose = false, tasks = false;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "p:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:lnjc:e:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (cli_parse_pid(optarg, &pid) < 0) {
+			if (cli_parse_pid_list(optarg, r->pids, MAX_PIDS, &r->npids) < 0) {
 				fprintf(stderr, "pydump: invalid PID: %s\n", optarg);
 				return 2;
 			}
 			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'A':
-			tasks = true;
-			break;
+		case 'l': r->opts.locals = true; break;
+		case 'n': r->opts.native = true; break;
+		case 'j': r->json = true; break;
+		case 'A': r->tasks = true; break;
+		case 'c': r->core = optarg; break;
+		case 'e': r->exe = optarg; break;
+		case 'R': r->root = optarg; break;
+		case 'v': r->opts.verbose = true; break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
@@ -201,11 +193,48 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind < argc && !pid && cli_parse_pid(argv[optind], &pid) == 0)
-		optind++;
-	if (!pid || optind < argc) {
+	for (; optind < argc; optind++)
+		if (cli_parse_pid_list(argv[optind], r->pids, MAX_PIDS, &r->npids) < 0) {
+			fprintf(stderr, "pydump: invalid PID: %s\n", argv[optind]);
+			return 2;
+		}
+	if ((!r->npids) == !r->core || ((r->exe || r->root) && !r->core) || (r->tasks && r->json)) {
+		if (r->tasks && r->json)
+			fprintf(stderr, "pydump: --async prints text: it does not go with --json\n");
 		fputs(usage_text, stderr);
 		return 2;
 	}
-	return dump(pid, verbose, tasks);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	static struct run r;
+	static struct core_file core;
+	int rc = parse_args(&r, argc, argv);
+
+	if (rc >= 0)
+		return rc;
+	if (r.core)
+		dump_core(&r, &core);
+	for (size_t i = 0; i < r.npids; i++)
+		dump_pid(&r, r.pids[i]);
+	if (r.json) {
+		dump_print_json(stdout, r.dumps, r.ndumps, r.errors, r.nerrors);
+	} else {
+		for (size_t i = 0; i < r.ndumps; i++) {
+			if (i)
+				fputc('\n', stdout);
+			dump_print_text(stdout, r.dumps[i]);
+			if (r.tasks && dump_tasks(r.dumps[i], r.opts.verbose) < 0)
+				r.nerrors++;
+		}
+	}
+	for (size_t i = 0; i < r.ndumps; i++) {
+		dump_free(r.dumps[i]);
+		free(r.dumps[i]);
+	}
+	if (r.core && core.data)
+		core_file_close(&core);
+	return r.nerrors ? 1 : 0;
 }

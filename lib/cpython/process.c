@@ -152,12 +152,12 @@ static bool looks_like_python(struct elf_image *img)
 static int find_interpreter(struct py_process *p, const struct proc_maps *maps,
 			    struct elf_image *img)
 {
-	char exe_path[64];
+	char exe_path[PATH_MAX];
 	const struct proc_map *exe_map = NULL, *lib_map = NULL;
 	struct stat st;
 
-	snprintf(exe_path, sizeof(exe_path), "/proc/%d/exe", (int)p->pid);
-	if (stat(exe_path, &st) == 0) {
+	/* /proc/PID/exe, or the executable a core file names */
+	if (proc_exe_path(p->pid, exe_path, sizeof(exe_path)) == 0 && stat(exe_path, &st) == 0) {
 		for (size_t i = 0; i < maps->n && !exe_map; i++)
 			if (maps->v[i].inode == (uint64_t)st.st_ino && maps->v[i].path[0])
 				exe_map = lowest_mapping(maps, &maps->v[i]);

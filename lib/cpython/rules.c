@@ -152,3 +152,51 @@ const char *py_rules_bpf_refusal(const struct py_rules *r)
 		       "follow, so line numbers would be wrong";
 	return NULL;
 }
+
+/*
+ * Object encodings, per minor. Sources: Include/ (cpython/longintrepr.h,
+ * internal/pycore_dict.h, internal/pycore_object.h, internal/pycore_code.h)
+ * of each tag, Objects/dict-common.h for 3.8-3.10; ht_cached_keys for
+ * 3.13 and 3.14 measured in Debian's and pyenv's builds (its distance from
+ * tp_name: 856, as in 3.12; 3.15 publishes the offset itself). Locks
+ * park on Python/parking_lot.c from 3.13 (struct wait_entry: park_arg,
+ * addr, then the semaphore whose futex word the waiter sleeps on).
+ */
+#define OBJECTS(m, ft, lng, keys, values, inst, mdict, lplus, ck)                              \
+	{ .minor = m, .free_threaded = ft, .long_model = lng, .dict_keys = keys,                 \
+	  .dict_values = values, .instance_dict = inst, .managed_dict_offset = mdict,            \
+	  .has_localsplus = lplus, .cached_keys_from_tp_name = ck, .parking_lot = m >= 13 }
+
+static const struct py_object_rules object_rules[] = {
+	OBJECTS(8, false, PY_LONG_OB_SIZE, PY_DICT_KEYS_SIZE, PY_DICT_VALUES_ARRAY,
+		PY_INSTANCE_DICTOFFSET, 0, false, 0),
+	OBJECTS(9, false, PY_LONG_OB_SIZE, PY_DICT_KEYS_SIZE, PY_DICT_VALUES_ARRAY,
+		PY_INSTANCE_DICTOFFSET, 0, false, 0),
+	OBJECTS(10, false, PY_LONG_OB_SIZE, PY_DICT_KEYS_SIZE, PY_DICT_VALUES_ARRAY,
+		PY_INSTANCE_DICTOFFSET, 0, false, 0),
+	OBJECTS(11, false, PY_LONG_OB_SIZE, PY_DICT_KEYS_LOG2, PY_DICT_VALUES_ARRAY,
+		PY_INSTANCE_MANAGED_311, -24, true, 0),
+	OBJECTS(12, false, PY_LONG_LV_TAG, PY_DICT_KEYS_LOG2, PY_DICT_VALUES_ARRAY,
+		PY_INSTANCE_MANAGED_312, -24, true, 0),
+	OBJECTS(13, false, PY_LONG_LV_TAG, PY_DICT_KEYS_LOG2, PY_DICT_VALUES_HEADED,
+		PY_INSTANCE_INLINE_313, -24, true, 856),
+	OBJECTS(14, false, PY_LONG_LV_TAG, PY_DICT_KEYS_LOG2, PY_DICT_VALUES_HEADED,
+		PY_INSTANCE_INLINE_313, -24, true, 856),
+	OBJECTS(15, false, PY_LONG_LV_TAG, PY_DICT_KEYS_LOG2, PY_DICT_VALUES_HEADED,
+		PY_INSTANCE_INLINE_313, -24, true, 0),
+	/* free-threaded: no GC header before the object, the dict pointer at -8 */
+	OBJECTS(13, true, PY_LONG_LV_TAG, PY_DICT_KEYS_LOG2, PY_DICT_VALUES_HEADED,
+		PY_INSTANCE_INLINE_313, -8, true, 856),
+	OBJECTS(14, true, PY_LONG_LV_TAG, PY_DICT_KEYS_LOG2, PY_DICT_VALUES_HEADED,
+		PY_INSTANCE_INLINE_313, -8, true, 856),
+	OBJECTS(15, true, PY_LONG_LV_TAG, PY_DICT_KEYS_LOG2, PY_DICT_VALUES_HEADED,
+		PY_INSTANCE_INLINE_313, -8, true, 0),
+};
+
+const struct py_object_rules *py_object_rules_for(int minor, bool free_threaded)
+{
+	for (size_t i = 0; i < sizeof(object_rules) / sizeof(object_rules[0]); i++)
+		if (object_rules[i].minor == minor && object_rules[i].free_threaded == free_threaded)
+			return &object_rules[i];
+	return NULL;
+}

@@ -156,4 +156,60 @@ static inline unsigned py_rules_str_ascii_bit(const struct py_rules *r)
 	return (unsigned)r->str_state_interned_bits + 4;
 }
 
+/*
+ * How objects keep what pydump reads out of them (arguments and locals,
+ * thread names). Struct offsets come with the other offsets; these are
+ * the encodings around them, per minor (free-threaded rows apart).
+ */
+
+/* How an int says how many 30-bit digits it has and its sign. */
+enum py_long_model {
+	PY_LONG_OB_SIZE, /* 3.8-3.11: ob_size = digit count, negative for negative ints */
+	PY_LONG_LV_TAG,  /* 3.12+: lv_tag = count << 3 | sign (0 +, 1 zero, 2 -) */
+};
+
+/* Layout of a dict's keys object (PyDictKeysObject). */
+enum py_dict_keys_model {
+	PY_DICT_KEYS_SIZE,  /* 3.8-3.10: dk_size at 8, indices at 40, 24-byte entries */
+	PY_DICT_KEYS_LOG2,  /* 3.11+: log2 size at 8, log2 index bytes at 9, kind at 10,
+			     * nentries at 24, indices at 32; str-only keys 16-byte entries */
+};
+
+/* What a split dict's ma_values points at. */
+enum py_dict_values_model {
+	PY_DICT_VALUES_ARRAY,  /* 3.8-3.12: the array of values itself */
+	PY_DICT_VALUES_HEADED, /* 3.13+: capacity, size, embedded, valid, then the array at 8 */
+};
+
+/* Where an instance of a Python class keeps its attributes. */
+enum py_instance_dict_model {
+	PY_INSTANCE_DICTOFFSET, /* tp_dictoffset only (3.8-3.10) */
+	PY_INSTANCE_MANAGED_311, /* MANAGED_DICT: values at obj-32, dict at obj-24 */
+	PY_INSTANCE_MANAGED_312, /* MANAGED_DICT: obj-24 is a dict, or values + 1 when odd */
+	PY_INSTANCE_INLINE_313,  /* INLINE_VALUES at obj+tp_basicsize while valid, else the
+				  * dict at obj-24 (obj-8 free-threaded) */
+};
+
+struct py_object_rules {
+	int minor;
+	bool free_threaded;
+	enum py_long_model long_model;
+	enum py_dict_keys_model dict_keys;
+	enum py_dict_values_model dict_values;
+	enum py_instance_dict_model instance_dict;
+	int32_t managed_dict_offset; /* from the object, for MANAGED/INLINE models */
+	/* co_localspluskinds bits (3.11+): 0x20 local, 0x40 cell, 0x80 free,
+	 * 0x10 hidden (3.12+: inlined comprehension variables) */
+	bool has_localsplus;
+	/* 3.13 and 3.14 publish no ht_cached_keys offset: its distance from
+	 * tp_name (PyHeapTypeObject after PyTypeObject); 0 = use the offsets */
+	int32_t cached_keys_from_tp_name;
+	/* threading locks wait on the parking lot (3.13+): the futex word is
+	 * a waiter's semaphore, the lock's address 8 bytes before it */
+	bool parking_lot;
+};
+
+/* The object rules of 3.minor, or NULL. */
+const struct py_object_rules *py_object_rules_for(int minor, bool free_threaded);
+
 #endif

@@ -103,6 +103,11 @@ static uint64_t read_pointer(struct reader *r, uint8_t enc, uint64_t field_addr,
 struct cie {
 	uint8_t fde_enc;
 	bool has_z;
+	bool signal_frame;          /* 'S': the FDE's code is a signal trampoline */
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_reg;
+	const uint8_t *insns, *end; /* initial instructions */
 };
 
 static bool parse_cie(const uint8_t *base, const uint8_t *at, const uint8_t *end, uint64_t vaddr,
@@ -113,8 +118,7 @@ static bool parse_cie(const uint8_t *base, const uint8_t *at, const uint8_t *end
 	const char *aug;
 	const uint8_t *nul;
 
-	out->fde_enc = 0;
-	out->has_z = false;
+	memset(out, 0, sizeof(*out));
 	version = (uint8_t)read_le(&r, 1);
 	if (r.bad || (version != 1 && version != 3))
 		return false;
@@ -123,16 +127,24 @@ static bool parse_cie(const uint8_t *base, const uint8_t *at, const uint8_t *end
 		return false;
 	aug = (const char *)r.p;
 	r.p = nul + 1;
-	(void)read_uleb(&r); /* code alignment */
-	(void)read_sleb(&r); /* data alignment */
+	out->code_align = read_uleb(&r);
+	out->data_align = read_sleb(&r);
 	if (version == 1)
-		(void)read_le(&r, 1);
+		out->ra_reg = read_le(&r, 1);
 	else
-		(void)read_uleb(&r); /* return address register */
-	if (aug[0] != 'z')
+		out->ra_reg = read_uleb(&r);
+	out->end = end;
+	if (aug[0] != 'z') {
+		out->insns = r.p;
 		return aug[0] == '\0' && !r.bad;
+	}
 	out->has_z = true;
-	(void)read_uleb(&r); /* augmentation data length */
+	{
+		uint64_t aug_len = read_uleb(&r);
+
+		/* the instructions follow the augmentation data */
+		out->insns = aug_len <= (uint64_t)(r.end - r.p) ? r.p + aug_len : r.end;
+	}
 	for (const char *c = aug + 1; *c && !r.bad; c++) {
 		switch (*c) {
 		case 'R': out->fde_enc = (uint8_t)read_le(&r, 1); break;
@@ -143,7 +155,8 @@ static bool parse_cie(const uint8_t *base, const uint8_t *at, const uint8_t *end
 			(void)read_pointer(&r, enc, vaddr + (uint64_t)(r.p - base), false);
 			break;
 		}
-		case 'S': case 'B': break;
+		case 'S': out->signal_frame = true; break;
+		case 'B': break;
 		default: return false;
 		}
 	}
@@ -266,6 +279,7 @@ struct eh_fde *eh_frame_fdes(const uint8_t *data, size_t size, uint64_t vaddr, s
 				}
 				fdes[n].start = start;
 				fdes[n].end = start + range;
+				fdes[n].entry = (uint32_t)(p - data);
 				fdes[n].continues_frame = fdes[n].uses_rbp = false;
 				scan_cfa(&r, &fdes[n]);
 				n++;
@@ -295,4 +309,70 @@ const struct eh_fde *eh_frame_fde_at(const struct eh_fde *fdes, size_t count, ui
 			hi = mid;
 	}
 	return lo < count && fdes[lo].start == addr ? &fdes[lo] : NULL;
+}
+
+int eh_frame_cfi(const uint8_t *data, size_t size, uint64_t vaddr, const struct eh_fde *fde,
+		 struct eh_cfi *out)
+{
+	const uint8_t *end = data + size, *body, *cie_at;
+	struct reader r = { data + fde->entry, end, false };
+	uint64_t len, cie_len, start, range;
+	struct reader cr;
+	struct cie cie;
+	uint32_t id;
+
+	if (fde->entry > size)
+		return -1;
+	len = read_le(&r, 4);
+	if (r.bad || len == 0 || len > (uint64_t)(end - r.p))
+		return -1;
+	body = r.p;
+	r.end = body + len;
+	id = (uint32_t)read_le(&r, 4);
+	if (r.bad || id == 0 || id > (uint64_t)(body - data))
+		return -1;
+	cie_at = body - id;
+	cr = (struct reader){ cie_at, end, false };
+	cie_len = read_le(&cr, 4);
+	if (cie_len == 0 || cie_len > (uint64_t)(end - cr.p) || read_le(&cr, 4) != 0 || cr.bad ||
+	    !parse_cie(data, cr.p, cr.p + cie_len - 4, vaddr, &cie))
+		return -1;
+	start = read_pointer(&r, cie.fde_enc, vaddr + (uint64_t)(r.p - data), true);
+	range = read_pointer(&r, cie.fde_enc, 0, false);
+	if (cie.has_z) {
+		uint64_t aug = read_uleb(&r);
+
+		if (r.bad || aug > (uint64_t)(r.end - r.p))
+			return -1;
+		r.p += aug;
+	}
+	if (r.bad || start != fde->start || start + range != fde->end)
+		return -1;
+	out->start = start;
+	out->end = start + range;
+	out->code_align = cie.code_align;
+	out->data_align = cie.data_align;
+	out->ra_reg = cie.ra_reg;
+	out->signal_frame = cie.signal_frame;
+	out->cie_insns = cie.insns;
+	out->cie_len = (size_t)(cie.end - cie.insns);
+	out->fde_insns = r.p;
+	out->fde_len = (size_t)(r.end - r.p);
+	return 0;
+}
+
+const struct eh_fde *eh_frame_fde_covering(const struct eh_fde *fdes, size_t count, uint64_t addr)
+{
+	size_t lo = 0, hi = count;
+
+	/* the last FDE that starts at or before addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (fdes[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr < fdes[lo - 1].end ? &fdes[lo - 1] : NULL;
 }

@@ -157,6 +157,28 @@ uint64_t elf_image_load_bias(const struct elf_image *img, uint64_t map_start, ui
 	return map_start - (img->first_load_vaddr & PAGE_MASK_4K);
 }
 
+int elf_image_vaddr_of_offset(struct elf_image *img, uint64_t offset, uint64_t *vaddr)
+{
+	size_t nphdr;
+
+	if (elf_getphdrnum(img->elf, &nphdr) != 0)
+		return -1;
+	for (size_t i = 0; i < nphdr; i++) {
+		GElf_Phdr ph;
+		uint64_t first;
+
+		if (!gelf_getphdr(img->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		/* mappings start at a page boundary of their segment's offset */
+		first = ph.p_offset & PAGE_MASK_4K;
+		if (offset >= first && offset < ph.p_offset + ph.p_filesz) {
+			*vaddr = ph.p_vaddr - (ph.p_offset - offset);
+			return 0;
+		}
+	}
+	return -1;
+}
+
 bool elf_image_has_dwarf(struct elf_image *img)
 {
 	GElf_Shdr sh;

@@ -33,6 +33,10 @@ int elf_image_read_vaddr(struct elf_image *img, uint64_t vaddr, void *buf, size_
  */
 uint64_t elf_image_load_bias(const struct elf_image *img, uint64_t map_start, uint64_t map_offset);
 
+/* The linked address of a file offset, by the PT_LOAD that maps it (a
+ * mapping of the file at `offset` starts at that address + the bias). */
+int elf_image_vaddr_of_offset(struct elf_image *img, uint64_t offset, uint64_t *vaddr);
+
 /* True if the file carries DWARF (.debug_info). */
 bool elf_image_has_dwarf(struct elf_image *img);
 

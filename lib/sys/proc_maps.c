@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sys/remote_mem.h"
+
 static int errno_for_proc(void)
 {
 	return errno == ENOENT ? -ESRCH : -errno;
@@ -19,6 +21,9 @@ int proc_maps_read(pid_t pid, struct proc_maps *maps)
 	char path[64], *line = NULL;
 	size_t cap = 0, alloc = 0;
 	FILE *f;
+
+	if (remote_image_of(pid))
+		return remote_image_of(pid)->maps(remote_image_of(pid)->ctx, maps);
 
 	maps->v = NULL;
 	maps->n = 0;
@@ -135,6 +140,11 @@ int proc_ns_pid(pid_t pid, pid_t *ns_pid)
 {
 	char path[64];
 
+	if (remote_image_of(pid)) {
+		*ns_pid = remote_image_of(pid)->pid;
+		return 0;
+	}
+
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	return read_nspid(path, ns_pid);
 }
@@ -152,6 +162,9 @@ int proc_list_threads(pid_t pid, struct proc_thread_id *out, size_t max)
 	struct dirent *de;
 	size_t n = 0;
 	DIR *d;
+
+	if (remote_image_of(pid))
+		return remote_image_of(pid)->threads(remote_image_of(pid)->ctx, out, max);
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
@@ -199,6 +212,9 @@ int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 	char path[96];
 	FILE *f;
 
+	if (remote_image_of(pid))
+		return remote_image_of(pid)->comm(remote_image_of(pid)->ctx, tid, buf, len);
+
 	if (tid)
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
 	else
@@ -219,6 +235,9 @@ bool proc_alive(pid_t pid)
 	char path[32], buf[512], *close;
 	ssize_t n;
 	FILE *f;
+
+	if (remote_image_of(pid))
+		return true;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "re");
@@ -265,6 +284,19 @@ bool proc_exists(pid_t pid)
 {
 	char path[32];
 
+	if (remote_image_of(pid))
+		return true;
+
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	return access(path, F_OK) == 0;
+}
+
+int proc_exe_path(pid_t pid, char *path, size_t len)
+{
+	const struct remote_image *img = remote_image_of(pid);
+
+	if (img)
+		return img->exe(img->ctx, path, len);
+	snprintf(path, len, "/proc/%d/exe", (int)pid);
+	return 0;
 }

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* /proc/PID/maps, /proc/PID/status and thread lists. */
+/*
+ * /proc/PID/maps, /proc/PID/status and thread lists. For a process image
+ * registered with sys/remote_mem.h (a core file) the image answers.
+ */
 #ifndef PYBPF_PROC_MAPS_H
 #define PYBPF_PROC_MAPS_H
 
@@ -47,6 +50,10 @@ bool proc_alive(pid_t pid);
 
 /* The process a thread belongs to. Returns 0 or a negative errno. */
 int proc_tgid(pid_t tid, pid_t *tgid);
+
+/* A path through which the process's executable can be opened:
+ * /proc/PID/exe for a live process. Returns 0 or a negative errno. */
+int proc_exe_path(pid_t pid, char *path, size_t len);
 
 /* comm of a process (tid == 0) or of one of its threads. */
 int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);

@@ -7,6 +7,42 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#define MAX_IMAGES 16
+
+static struct {
+	bool used;
+	struct remote_image img;
+} images[MAX_IMAGES];
+
+pid_t remote_image_attach(const struct remote_image *img)
+{
+	for (int i = 0; i < MAX_IMAGES; i++) {
+		if (images[i].used)
+			continue;
+		images[i].used = true;
+		images[i].img = *img;
+		return (pid_t)(REMOTE_IMAGE_PID_BASE + i);
+	}
+	return -1;
+}
+
+void remote_image_detach(pid_t pid)
+{
+	long i = (long)pid - REMOTE_IMAGE_PID_BASE;
+
+	if (i >= 0 && i < MAX_IMAGES)
+		images[i].used = false;
+}
+
+const struct remote_image *remote_image_of(pid_t pid)
+{
+	long i = (long)pid - REMOTE_IMAGE_PID_BASE;
+
+	if (i < 0 || i >= MAX_IMAGES || !images[i].used)
+		return NULL;
+	return &images[i].img;
+}
+
 /* Fallback for kernels or sandboxes without process_vm_readv. */
 static int read_proc_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
@@ -33,9 +69,14 @@ int remote_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 
 	if (len == 0)
 		return 0;
-	/* Never ask the kernel for the null page or non-canonical addresses. */
+	/* Never ask for the null page or non-canonical addresses. */
 	if (addr < 4096 || addr + len < addr || addr + len > 0x800000000000ULL)
 		return -EFAULT;
+	if (pid >= REMOTE_IMAGE_PID_BASE) {
+		const struct remote_image *img = remote_image_of(pid);
+
+		return img ? img->read(img->ctx, addr, buf, len) : -ESRCH;
+	}
 	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 	if (n < 0) {
 		if (errno == ENOSYS || errno == EPERM)

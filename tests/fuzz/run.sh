@@ -65,6 +65,7 @@ PYENV_DIR=${PYENV_ROOT:-$HOME/.pyenv}
 CHROOTS=${PYBPF_CACHE:-/var/cache/pybpf-tools}/chroots
 
 TARGETS=(linetable py_version debug_offsets elf_image eh_frame dwarf_offsets proc_maps
+         core_file py_objects cfi_unwind proc_net
          py_code code_names py_frames py_threads report_folded report_svg
          report_speedscope report_pprof)
 # Runs of the fixed exploration: about 5-10 s per target on a 2-vCPU VM
@@ -319,6 +320,20 @@ for t in ("report_folded", "report_svg", "report_speedscope", "report_pprof"):
 EOF
 }
 
+# pydump's readers: a tiny core (headers, notes of every kind, a segment),
+# unwind tables with a stack behind them, this machine's socket tables
+seed_pydump() {
+    local out=$B/seeds d f
+    mkdir -p "$out/fuzz_core_file" "$out/fuzz_cfi_unwind" "$out/fuzz_proc_net"
+    python3 "$HERE/seed_pydump.py" core "$out/fuzz_core_file/tiny"
+    for f in "$out"/fuzz_eh_frame/*; do
+        [ -f "$f" ] && python3 "$HERE/seed_pydump.py" cfi "$f" "$out/fuzz_cfi_unwind/$(basename "$f")"
+    done
+    for d in tcp tcp6 udp unix; do
+        [ -r "/proc/net/$d" ] && python3 "$HERE/seed_pydump.py" net "/proc/net/$d" "$out/fuzz_proc_net/$d"
+    done
+}
+
 seed() {
     local interps
     mapfile -t interps < <(interpreters)
@@ -334,6 +349,7 @@ seed() {
     seed_eh_frame
     seed_proc
     seed_small
+    seed_pydump
     touch "$B/seeds/.done"
 }
 

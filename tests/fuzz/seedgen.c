@@ -12,7 +12,8 @@
  *       kind (one not compact) and real line tables. Offsets are the
  *       built-in tables (3.8 to 3.12) and the real interpreters' own
  *       _Py_DebugOffsets (3.13+), as the tools would use them. Written to
- *       OUTDIR/{fuzz_py_code,fuzz_code_names,fuzz_py_frames,fuzz_py_threads}.
+ *       OUTDIR/{fuzz_py_code,fuzz_code_names,fuzz_py_frames,fuzz_py_threads,
+ *       fuzz_py_objects}.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -418,6 +419,8 @@ static void emit_all(struct image *im, const char *out, const char *ltdir)
 	emit(im, out, "fuzz_py_frames", "two", 0, 2, 0x2d0, sc.tstate, 0);
 	emit(im, out, "fuzz_py_threads", "gil", FUZZ_GIL, 64, 0x2d0, sc.runtime, 0);
 	emit(im, out, "fuzz_py_threads", "one", 0, 1, 0x2d0, sc.runtime, 0);
+	emit(im, out, "fuzz_py_objects", "str", 0, 0, 0, sc.names[0], sc.codes[0]);
+	emit(im, out, "fuzz_py_objects", "code", 0, 0, 0, sc.codes[1], sc.codes[1]);
 }
 
 static int cmd_mem(const char *out, const char *ltdir, int argc, char **argv)
