@@ -24,6 +24,9 @@ static const struct field_spec specs[] = {
 
 #define SPEC_COUNT (sizeof(specs) / sizeof(specs[0]))
 
+/* Offsets and sizes beyond any CPython struct's. */
+#define DWARF_MAX_OFFSET (1L << 20)
+
 /* Follows typedefs and qualifiers to the underlying type DIE. */
 static bool strip_type(Dwarf_Die *die)
 {
@@ -61,6 +64,8 @@ static bool find_member(Dwarf_Die *parent, const char *name, Dwarf_Word *offset,
 			continue;
 		if (dwarf_attr(&child, DW_AT_data_member_location, &attr))
 			dwarf_formudata(&attr, &loc);
+		if (loc > DWARF_MAX_OFFSET)
+			continue; /* hostile: it could wrap around to a small sum */
 		if (!dwarf_attr(&child, DW_AT_type, &attr) || !dwarf_formref_die(&attr, type))
 			continue;
 		cname = dwarf_diename(&child);
@@ -97,7 +102,10 @@ static long member_path_offset(Dwarf_Die *st, const char *path)
 		Dwarf_Word off;
 		Dwarf_Die type;
 
-		if (!strip_type(&cur) || !find_member(&cur, tok, &off, &type, 0, &budget))
+		/* no CPython struct is larger than 1 MiB: a bigger offset is
+		 * hostile (and a sum of several would overflow) */
+		if (!strip_type(&cur) || !find_member(&cur, tok, &off, &type, 0, &budget) ||
+		    off > DWARF_MAX_OFFSET || total + (long)off > DWARF_MAX_OFFSET)
 			return -1;
 		total += (long)off;
 		cur = type;
@@ -178,7 +186,7 @@ static bool resolve_visitor(Dwarf_Die *die, void *arg)
 		}
 		/* no offset (maybe another CU has the full definition), or one no
 		 * CPython struct has: hostile DWARF must not reach the readers */
-		if (v < 0 || v > 1 << 20)
+		if (v < 0 || v > DWARF_MAX_OFFSET)
 			continue;
 		*py_offsets_field_at(st->o, specs[i].field) = (int32_t)v;
 		st->done[i] = true;

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -137,7 +138,10 @@ int elf_image_read_vaddr(struct elf_image *img, uint64_t vaddr, void *buf, size_
 
 		if (!gelf_getphdr(img->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		if (vaddr < ph.p_vaddr || vaddr + len > ph.p_vaddr + ph.p_filesz)
+		/* [vaddr, vaddr + len) inside the segment's file bytes, in
+		 * arithmetic that cannot wrap (both come from the file) */
+		if (vaddr < ph.p_vaddr || len > ph.p_filesz || vaddr - ph.p_vaddr > ph.p_filesz - len ||
+		    ph.p_offset > (uint64_t)INT64_MAX - ph.p_filesz)
 			continue;
 		if (pread(img->fd, buf, len, (off_t)(ph.p_offset + (vaddr - ph.p_vaddr))) ==
 		    (ssize_t)len)
@@ -206,7 +210,7 @@ int elf_image_build_id(struct elf_image *img, char *hex, size_t len)
 			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
 			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) != 0)
 				continue;
-			if (len < nh.n_descsz * 2 + 1)
+			if (len < (size_t)nh.n_descsz * 2 + 1) /* no 32-bit wrap-around */
 				return -1;
 			for (size_t i = 0; i < nh.n_descsz; i++)
 				snprintf(hex + 2 * i, 3, "%02x", desc[i]);
