@@ -425,7 +425,8 @@ do_test() {
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$asan/tests/test_units" || rc=1
     say "test: pydump tests with the sanitizer build"
     PYBPF_BUILD=$asan UBSAN_OPTIONS=halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
-        "$HOST_PY" -m pytest -p no:cacheprovider -q tests/test_pydump.py || rc=1
+        "$HOST_PY" -m pytest -p no:cacheprovider -q tests/test_pydump.py \
+        tests/test_pydump_stuck.py tests/test_pydump_core.py || rc=1
     say "test: fuzz targets, ${FUZZ_SECONDS:-20} s each (tests/fuzz/run.sh)"
     # a fixed seed: each run explores the same way, so a red CI is reproducible
     FUZZ_ARGS=${FUZZ_ARGS:--seed=1} "$ROOT/tests/fuzz/run.sh" "${FUZZ_SECONDS:-20}" || rc=1
