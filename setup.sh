@@ -425,7 +425,8 @@ do_test() {
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$asan/tests/test_units" || rc=1
     say "test: pydump tests with the sanitizer build"
     PYBPF_BUILD=$asan UBSAN_OPTIONS=halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
-        "$HOST_PY" -m pytest -p no:cacheprovider -q tests/test_pydump.py || rc=1
+        "$HOST_PY" -m pytest -p no:cacheprovider -q tests/test_pydump.py \
+        tests/test_pydump_stuck.py tests/test_pydump_core.py || rc=1
     say "test: fuzz targets: committed inputs replayed, fixed exploration (tests/fuzz/run.sh)"
     # deterministic: the committed corpus and regression inputs, then -seed=1
     # and a fixed number of runs from them only, so every machine gives the

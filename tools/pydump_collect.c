@@ -267,15 +267,19 @@ pid_t dump_gil_holder(const struct dump *d)
 
 const char *dump_signal_name(int signo)
 {
-	static const char *const names[] = {
-		[1] = "SIGHUP", [2] = "SIGINT", [3] = "SIGQUIT", [4] = "SIGILL", [5] = "SIGTRAP",
-		[6] = "SIGABRT", [7] = "SIGBUS", [8] = "SIGFPE", [9] = "SIGKILL", [10] = "SIGUSR1",
-		[11] = "SIGSEGV", [12] = "SIGUSR2", [13] = "SIGPIPE", [14] = "SIGALRM",
-		[15] = "SIGTERM", [19] = "SIGSTOP", [24] = "SIGXCPU", [25] = "SIGXFSZ",
-		[31] = "SIGSYS",
+	static const struct {
+		int signo;
+		const char *name;
+	} names[] = {
+		{ 1, "SIGHUP" }, { 2, "SIGINT" }, { 3, "SIGQUIT" }, { 4, "SIGILL" }, { 5, "SIGTRAP" },
+		{ 6, "SIGABRT" }, { 7, "SIGBUS" }, { 8, "SIGFPE" }, { 9, "SIGKILL" }, { 10, "SIGUSR1" },
+		{ 11, "SIGSEGV" }, { 12, "SIGUSR2" }, { 13, "SIGPIPE" }, { 14, "SIGALRM" },
+		{ 15, "SIGTERM" }, { 19, "SIGSTOP" }, { 24, "SIGXCPU" }, { 25, "SIGXFSZ" },
+		{ 31, "SIGSYS" },
 	};
 
-	if (signo <= 0 || (size_t)signo >= sizeof(names) / sizeof(names[0]))
-		return NULL;
-	return names[signo];
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].signo == signo)
+			return names[i].name;
+	return NULL;
 }
