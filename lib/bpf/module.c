@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "bpf/module.h"
 
-#include <bcc/bcc_common.h>
 #include <bcc/libbpf.h>
 #include <bcc/perf_reader.h>
 #include <errno.h>
@@ -15,6 +14,10 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "bpf/bcc_compile.h"
+#include "bpf/bpf_cache.h"
+#include "bpf/prog_load.h"
+#include "sys/clock.h"
 #include "sys/cpu_list.h"
 
 static bool path_exists(const char *path)
@@ -84,17 +87,37 @@ int bpfmod_environment_check(char *err, size_t len)
 	return ensure_tracefs(err, len);
 }
 
+/*
+ * The image from the cache, or compiled (and then cached). Either way the
+ * maps are created here and the programs loaded from the image, so both
+ * paths run the same code.
+ */
 int bpfmod_compile(struct bpfmod *m, const char *text, const char *const *cflags,
 		       int ncflags)
 {
+	struct bpf_cache_key key;
+	uint64_t t0 = monotonic_ns();
+	bool have_key;
+	int got = 0;
+
 	memset(m, 0, sizeof(*m));
-	m->mod = bpf_module_create_c_from_string(text, 0, (const char **)cflags, ncflags, true,
-						 NULL);
-	if (!m->mod) {
-		snprintf(m->err, sizeof(m->err), "the BPF program failed to compile (see above)");
-		return -1;
+	have_key = bpf_cache_key(&key, text, cflags, ncflags) == 0;
+	if (have_key)
+		got = bpf_cache_get(&key, &m->img, m->cache_note, sizeof(m->cache_note));
+	m->from_cache = got == 1;
+	if (!m->from_cache) {
+		if (bcc_compile_image(text, cflags, ncflags, &m->img, m->err, sizeof(m->err)) < 0) {
+			if (have_key)
+				bpf_cache_key_free(&key);
+			return -1;
+		}
+		if (have_key && got <= 0)
+			bpf_cache_put(&key, &m->img, m->cache_note, sizeof(m->cache_note));
 	}
-	return 0;
+	if (have_key)
+		bpf_cache_key_free(&key);
+	m->compile_ns = monotonic_ns() - t0;
+	return bpf_image_create_maps(&m->img, m->err, sizeof(m->err));
 }
 
 void bpfmod_detach(struct bpfmod *m)
@@ -114,8 +137,11 @@ void bpfmod_close(struct bpfmod *m)
 		perf_reader_free(m->readers[i]);
 	free(m->readers);
 	free(m->perf_fds);
-	if (m->mod)
-		bpf_module_destroy(m->mod);
+	bpfmod_wait_loads(m);
+	for (int i = 0; i < m->nprogs; i++)
+		if (m->progs[i].placeholder >= 0)
+			close(m->progs[i].placeholder);
+	bpf_image_free(&m->img);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -136,43 +162,55 @@ static int reserve(void **v, int *cap, int used, int n, size_t elem)
 
 int bpfmod_load(struct bpfmod *m, const char *fn, int prog_type)
 {
-	void *start = bpf_function_start(m->mod, fn);
-	int fd;
+	uint32_t n;
+	struct bpf_insn *insns;
 
-	if (!start) {
-		snprintf(m->err, sizeof(m->err), "no BPF function %s", fn);
+	if (m->nprogs >= BPFMOD_MAX_PROGS) {
+		snprintf(m->err, sizeof(m->err), "too many BPF programs");
 		return -1;
 	}
-	fd = bcc_func_load(m->mod, prog_type, fn, start, (int)bpf_function_size(m->mod, fn),
-			   bpf_module_license(m->mod), bpf_module_kern_version(m->mod), 0, NULL, 0,
-			   NULL, -1);
-	if (fd < 0) {
-		int saved = errno;
-		size_t cap = 16 << 20;
-		char *log = getenv("PYBPF_VERIFIER_LOG") ? malloc(cap) : NULL;
+	insns = bpf_image_relocate(&m->img, fn, &n, m->err, sizeof(m->err));
+	if (!insns)
+		return -1;
+	return prog_load_start(&m->progs[m->nprogs++], fn, prog_type, insns, n, m->img.license,
+			       m->img.kern_version, m->err, sizeof(m->err));
+}
 
-		/* PYBPF_VERIFIER_LOG=1: show the verifier's reasons (the tail) */
-		if (log) {
-			log[0] = '\0';
-			bcc_func_load(m->mod, prog_type, fn, start, (int)bpf_function_size(m->mod, fn),
-				      bpf_module_license(m->mod), bpf_module_kern_version(m->mod), 1,
-				      log, (unsigned)cap, NULL, -1);
-			size_t len = strlen(log);
+/* The load behind progfd done: 0 if it is the program, else -1 (m->err). */
+static int finish_load(struct bpfmod *m, int progfd)
+{
+	for (int i = 0; i < m->nprogs; i++) {
+		struct prog_load *j = &m->progs[i];
+		bool first = !j->finished;
+		int rc;
 
-			fprintf(stderr, "%s\n", len > 6000 ? log + len - 6000 : log);
-			free(log);
-		}
-		snprintf(m->err, sizeof(m->err),
-			 "loading BPF program %s failed: %s (PYBPF_VERIFIER_LOG=1 shows why)", fn,
-			 strerror(saved));
+		if (j->placeholder != progfd || progfd < 0)
+			continue;
+		rc = prog_load_finish(j, m->err, sizeof(m->err));
+		if (first)
+			m->load_ns += j->ns;
+		return rc;
 	}
-	return fd;
+	return progfd < 0 ? -1 : 0; /* not ours: the caller's own */
+}
+
+int bpfmod_wait_loads(struct bpfmod *m)
+{
+	int rc = 0;
+
+	for (int i = 0; i < m->nprogs; i++)
+		if (finish_load(m, m->progs[i].placeholder) < 0)
+			rc = -1;
+	return rc;
 }
 
 int bpfmod_attach_sampling(struct bpfmod *m, int progfd, int freq)
 {
-	int *cpus, n = cpu_list_online(&cpus);
+	int *cpus, n;
 
+	if (finish_load(m, progfd) < 0)
+		return -1;
+	n = cpu_list_online(&cpus);
 	if (reserve((void **)&m->perf_fds, &m->cap_perf, m->nperf, n, sizeof(int)) < 0) {
 		free(cpus);
 		snprintf(m->err, sizeof(m->err), "out of memory for %d perf events", n);
@@ -199,8 +237,11 @@ int bpfmod_attach_sampling(struct bpfmod *m, int progfd, int freq)
 int bpfmod_attach_tracepoint(struct bpfmod *m, int progfd, const char *category,
 				 const char *event)
 {
-	int fd = bpf_attach_tracepoint(progfd, category, event);
+	int fd;
 
+	if (finish_load(m, progfd) < 0)
+		return -1;
+	fd = bpf_attach_tracepoint(progfd, category, event);
 	if (fd < 0 || m->nattach >= 8) {
 		snprintf(m->err, sizeof(m->err), "attaching to tracepoint %s:%s failed", category,
 			 event);
@@ -212,8 +253,11 @@ int bpfmod_attach_tracepoint(struct bpfmod *m, int progfd, const char *category,
 
 int bpfmod_attach_raw_tracepoint(struct bpfmod *m, int progfd, const char *event)
 {
-	int fd = bpf_attach_raw_tracepoint(progfd, event);
+	int fd;
 
+	if (finish_load(m, progfd) < 0)
+		return -1;
+	fd = bpf_attach_raw_tracepoint(progfd, event);
 	if (fd < 0 || m->nattach >= 8) {
 		snprintf(m->err, sizeof(m->err), "attaching to raw tracepoint %s failed", event);
 		return -1;
@@ -224,13 +268,13 @@ int bpfmod_attach_raw_tracepoint(struct bpfmod *m, int progfd, const char *event
 
 int bpfmod_table_fd(struct bpfmod *m, const char *table)
 {
-	return bpf_table_fd(m->mod, table);
+	return bpf_image_table_fd(&m->img, table);
 }
 
 int bpfmod_open_events(struct bpfmod *m, const char *table, bpfmod_event_fn fn,
 			   bpfmod_lost_fn lost, void *ctx, int pages)
 {
-	int map_fd = bpf_table_fd(m->mod, table);
+	int map_fd = bpf_image_table_fd(&m->img, table);
 	int *cpus, n, rc = -1;
 
 	if (map_fd < 0) {

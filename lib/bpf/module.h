@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Compiling, loading and attaching the embedded BPF programs with libbcc. */
+/* Compiling (or taking from the cache), loading and attaching the embedded
+ * BPF programs with libbcc. */
 #ifndef PYBPF_BPF_MODULE_H
 #define PYBPF_BPF_MODULE_H
 
@@ -7,9 +8,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bpf/bpf_image.h"
+#include "bpf/prog_load.h"
+
+#define BPFMOD_MAX_PROGS 16
+
 /* Sized by the CPUs the machine has, at run time (no limit of our own). */
 struct bpfmod {
-	void *mod; /* libbcc module */
+	struct bpf_image img; /* maps (created) and programs */
+	bool from_cache;      /* the image came from the cache: no compiler ran */
+	char cache_note[256]; /* why the cache was not used, when it matters (-v) */
+	uint64_t compile_ns, load_ns; /* getting the image; loading (verifying) programs */
+	struct prog_load progs[BPFMOD_MAX_PROGS]; /* loaded in the background */
+	int nprogs;
 	int *perf_fds; /* sampling: one per online CPU */
 	int nperf, cap_perf;
 	int attach_fds[8];
@@ -27,15 +38,27 @@ struct bpfmod {
 int bpfmod_environment_check(char *err, size_t len);
 
 /*
- * Compiles text (the embedded ABI header and program) with extra clang
- * flags. Returns 0 or -1 (m->err).
+ * The programs of text (the embedded ABI header and program) compiled with
+ * extra clang flags: from the cache of compiled images (bpf/bpf_cache.h)
+ * when this system compiled the same before, else compiled by libbcc
+ * (bpf/bcc_compile.h) and cached. Creates the maps. Returns 0 or -1
+ * (m->err).
  */
 int bpfmod_compile(struct bpfmod *m, const char *text, const char *const *cflags,
 		       int ncflags);
 void bpfmod_close(struct bpfmod *m);
 
-/* Loads a function of the module as a program of prog_type; fd or -1. */
+/*
+ * Starts loading a function of the module as a program of prog_type; the
+ * kernel verifies it in the background (bpf/prog_load.h) while the tool
+ * goes on. Returns its descriptor or -1 (m->err). The descriptor is the
+ * program once a bpfmod_attach_* function (or bpfmod_wait_loads) has
+ * taken it: they wait for the load, and fail with its error if it failed.
+ */
 int bpfmod_load(struct bpfmod *m, const char *fn, int prog_type);
+
+/* Waits for every load; 0, or -1 if one failed (m->err). */
+int bpfmod_wait_loads(struct bpfmod *m);
 
 /* Attaches a perf-event program on every online CPU (cpu-clock at freq Hz,
  * hardware cycles are not used: many VMs have none). Returns 0 or -1. */

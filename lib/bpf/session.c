@@ -104,6 +104,7 @@ int session_compile(struct tool_session *s, const char *text, const char *const 
 	const char *all[32];
 	int n = 0;
 
+	s->t_begin = monotonic_ns();
 	if (bpfmod_environment_check(err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s: %s\n", s->tool, err);
 		return -1;
@@ -111,6 +112,7 @@ int session_compile(struct tool_session *s, const char *text, const char *const 
 	/* a launched command is not even exec'd yet */
 	if (s->npids && !s->launched && precheck_pids(s) < 0)
 		return -1;
+	s->t_checked = monotonic_ns();
 	all[n++] = "-DPYB_BPF=1";
 	if (s->npids)
 		all[n++] = "-DPYB_ONLY_PIDS=1";
@@ -124,7 +126,29 @@ int session_compile(struct tool_session *s, const char *text, const char *const 
 		fprintf(stderr, "%s: %s\n", s->tool, s->bpf.err);
 		return -1;
 	}
+	s->t_compiled = monotonic_ns();
+	if (s->verbose && s->bpf.cache_note[0])
+		fprintf(stderr, "%s: %s\n", s->tool, s->bpf.cache_note);
 	return 0;
+}
+
+/* -v: where the time before the first event went. */
+static void print_startup(struct tool_session *s)
+{
+	uint64_t now = monotonic_ns();
+
+	if (!s->t_begin || !s->t_discovered)
+		return;
+	fprintf(stderr,
+		"%s: start-up %.2f s: checks %.2f s, BPF programs %.2f s (%s), verifier %.2f s, "
+		"%zu Python process%s found in %.2f s\n",
+		s->tool, (double)(now - s->t_begin) / 1e9,
+		(double)(s->t_checked - s->t_begin) / 1e9,
+		(double)(s->t_compiled - s->t_checked) / 1e9,
+		s->bpf.from_cache ? "compiled earlier, from the cache" : "compiled",
+		(double)s->bpf.load_ns / 1e9, registry_count(&s->reg, TARGET_ACTIVE),
+		registry_count(&s->reg, TARGET_ACTIVE) == 1 ? "" : "es",
+		(double)(s->t_discovered - s->t_discovery) / 1e9);
 }
 
 static void on_proc_event(void *ctx, void *data, int size)
@@ -266,6 +290,7 @@ int session_start_discovery(struct tool_session *s)
 		fprintf(stderr, "%s: %s\n", s->tool, s->bpf.err);
 		return -1;
 	}
+	s->t_discovery = monotonic_ns();
 	/* a launched command is followed, not listed: it is no Python yet */
 	registry_init(&s->reg, s->tool, bpfmod_table_fd(&s->bpf, "procs"),
 		      bpfmod_table_fd(&s->bpf, "layouts"), s->npids ? s->pids : NULL,
@@ -298,6 +323,7 @@ int session_start_discovery(struct tool_session *s)
 	} else {
 		registry_scan(&s->reg);
 	}
+	s->t_discovered = monotonic_ns();
 	return 0;
 }
 
@@ -377,6 +403,8 @@ void session_run(struct tool_session *s, int duration)
 	s->start_realtime_ns = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec;
 
 	s->running = true;
+	if (s->verbose)
+		print_startup(s);
 	while (!session_stop) {
 		struct pollfd exit_fds[SESSION_MAX_EXIT_FDS];
 		int nexit;

@@ -49,6 +49,9 @@ struct tool_session {
 	uint64_t start_ns, end_ns; /* monotonic (BPF's clock): start, and when BPF was stopped */
 	int pystacks_fd, counts_fd, stacks_fd, stats_fd;
 	bool verbose;
+	/* start-up phases (monotonic ns), for -v: checks and -p prechecks,
+	 * the BPF image (cache or compiler), finding the Python processes */
+	uint64_t t_begin, t_checked, t_compiled, t_discovery, t_discovered;
 	/* called on every turn of session_run, if set; those turns come every
 	 * 20 ms then (otherwise about once a second unless something is pending) */
 	void (*on_tick)(struct tool_session *s, void *ctx);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cpython/interp_cache.h"
 #include "cpython/offsets_debug.h"
 #include "cpython/offsets_dwarf.h"
 #include "sys/elf_image.h"
@@ -535,9 +536,10 @@ static int cross_check(struct py_process *p, const struct py_offsets *dwarf,
 			       p->version.minor, field, (int)dv, (int)tv, dwarf_path);
 }
 
-/* The offset sets worth validating, best first. */
+/* The offset sets worth validating, best first: those of the process's
+ * memory, else those of the file (known already when known is given). */
 static int candidate_offsets(struct py_process *p, struct elf_image *img,
-			     struct py_offsets_candidates *c)
+			     const struct interp_facts *known, struct py_offsets_candidates *c)
 {
 	char dwarf_path[PATH_MAX + 128];
 
@@ -546,6 +548,14 @@ static int candidate_offsets(struct py_process *p, struct elf_image *img,
 		if (offsets_from_debug(p, &c->v[c->n].off) < 0)
 			return -1;
 		c->v[c->n++].src = PY_OFFSETS_DEBUG;
+		return 0;
+	}
+	if (known) {
+		/* checked against each other when they were read */
+		for (int i = 0; i < known->noffsets; i++) {
+			c->v[c->n].src = known->offsets_src[i];
+			c->v[c->n++].off = known->offsets[i];
+		}
 		return 0;
 	}
 	if (offsets_from_dwarf(p, img, &c->v[c->n].off, dwarf_path, sizeof(dwarf_path)) == 0)
@@ -560,6 +570,61 @@ static int candidate_offsets(struct py_process *p, struct elf_image *img,
 		return py_process_fail(p, PY_FAIL_UNSUPPORTED, "no offsets for Python %s (%s)",
 				       p->version_str, p->notes);
 	return 0;
+}
+
+/* The file's facts, kept for the next process of the same binary
+ * (cpython/interp_cache.h): as linked, and the offsets of the file. */
+static void remember_file(const struct py_process *p, struct elf_image *img,
+			  const struct py_offsets_candidates *c)
+{
+	struct interp_facts *f = calloc(1, sizeof(*f));
+
+	_Static_assert(INTERP_EVAL_RANGES == PY_EVAL_RANGES, "eval ranges of a file and a process");
+	if (!f)
+		return;
+	f->version = p->version;
+	memcpy(f->version_str, p->version_str, sizeof(f->version_str));
+	f->free_threaded = p->free_threaded;
+	f->rules = p->rules;
+	f->runtime = p->runtime_addr - p->load_bias;
+	f->code_type = p->code_type - p->load_bias;
+	f->unicode_type = p->unicode_type - p->load_bias;
+	f->bytes_type = p->bytes_type - p->load_bias;
+	for (int i = 0; i < p->eval_ranges && i < INTERP_EVAL_RANGES; i++) {
+		f->eval_code[i].start = p->eval_code[i].start - p->load_bias;
+		f->eval_code[i].end = p->eval_code[i].end - p->load_bias;
+		f->eval_ranges++;
+	}
+	f->frame_pointers = p->frame_pointers;
+	/* _Py_DebugOffsets are read from each process's memory, not kept */
+	for (int i = 0; !p->rules->has_debug_offsets && i < c->n && i < INTERP_FILE_OFFSETS; i++) {
+		f->offsets_src[i] = c->v[i].src;
+		f->offsets[i] = c->v[i].off;
+		f->noffsets++;
+	}
+	memcpy(f->notes, p->notes, sizeof(f->notes));
+	interp_cache_add(img, f);
+	free(f);
+}
+
+/* What the file says, from an earlier process of the same binary. */
+static void apply_known_file(struct py_process *p, const struct interp_facts *f)
+{
+	p->version = f->version;
+	memcpy(p->version_str, f->version_str, sizeof(p->version_str));
+	p->free_threaded = f->free_threaded;
+	p->rules = f->rules;
+	p->runtime_addr = p->load_bias + f->runtime;
+	p->code_type = p->load_bias + f->code_type;
+	p->unicode_type = p->load_bias + f->unicode_type;
+	p->bytes_type = p->load_bias + f->bytes_type;
+	p->eval_ranges = f->eval_ranges;
+	for (int i = 0; i < f->eval_ranges; i++) {
+		p->eval_code[i].start = p->load_bias + f->eval_code[i].start;
+		p->eval_code[i].end = p->load_bias + f->eval_code[i].end;
+	}
+	p->frame_pointers = f->frame_pointers;
+	memcpy(p->notes, f->notes, sizeof(p->notes));
 }
 
 int py_process_inspect(struct py_process *p, pid_t pid, struct py_offsets_candidates *c)
@@ -584,14 +649,23 @@ int py_process_inspect(struct py_process *p, pid_t pid, struct py_offsets_candid
 	proc_comm(pid, 0, p->comm, sizeof(p->comm));
 	rc = find_interpreter(p, &maps, &img);
 	if (rc == 0) {
-		rc = detect_version(p, &img);
-		if (rc == 0)
-			rc = find_runtime(p, &img);
+		/* a binary read before: what its file says is known */
+		const struct interp_facts *known = interp_cache_find(&img);
+
+		if (known) {
+			apply_known_file(p, known);
+		} else {
+			rc = detect_version(p, &img);
+			if (rc == 0)
+				rc = find_runtime(p, &img);
+		}
 		if (rc == 0) {
 			if (p->rules->thread_id == PY_TID_FROM_PTHREAD)
 				find_pthread_tid_offset(p, &maps);
-			rc = candidate_offsets(p, &img, c);
+			rc = candidate_offsets(p, &img, known, c);
 		}
+		if (rc == 0 && !known)
+			remember_file(p, &img, c);
 		elf_image_close(&img);
 	}
 	proc_maps_free(&maps);

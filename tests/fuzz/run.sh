@@ -67,7 +67,7 @@ CHROOTS=${PYBPF_CACHE:-/var/cache/pybpf-tools}/chroots
 TARGETS=(linetable py_version debug_offsets elf_image eh_frame dwarf_offsets proc_maps
          core_file py_objects cfi_unwind proc_net
          py_code code_names py_frames py_threads report_folded report_svg
-         report_speedscope report_pprof)
+         report_speedscope report_pprof bpf_image)
 # Runs of the fixed exploration: about 5-10 s per target on a 2-vCPU VM
 # (the slow ones do real file and /proc I/O per input); the whole fuzz step,
 # build included, stays under about 5 minutes.
@@ -76,6 +76,7 @@ declare -A RUNS=(
     [eh_frame]=3000 [dwarf_offsets]=2000 [proc_maps]=800 [py_code]=30000
     [code_names]=8000 [py_frames]=30000 [py_threads]=8000 [report_folded]=30000
     [report_svg]=15000 [report_speedscope]=30000 [report_pprof]=6000
+    [bpf_image]=20000
 )
 
 say() { printf 'fuzz: %s\n' "$*"; }
@@ -334,6 +335,21 @@ seed_pydump() {
     done
 }
 
+# compiled BPF images: the entries of a warm cache, without their key
+seed_bpf_images() {
+    local out=$B/seeds/fuzz_bpf_image f
+    mkdir -p "$out"
+    for f in "${PYBPF_BPF_CACHE:-/var/cache/pybpf-tools/bpf}"/*.img; do
+        [ -r "$f" ] || continue
+        python3 - "$f" "$out/$(basename "$f")" <<'PYEOF'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+klen = struct.unpack("<I", data[:4])[0]
+open(sys.argv[2], "wb").write(data[4 + klen:])
+PYEOF
+    done
+}
+
 seed() {
     local interps
     mapfile -t interps < <(interpreters)
@@ -350,6 +366,7 @@ seed() {
     seed_proc
     seed_small
     seed_pydump
+    seed_bpf_images
     touch "$B/seeds/.done"
 }
 
