@@ -94,7 +94,7 @@ static int dump_tasks(struct py_process *p, const struct py_thread *threads, int
 
 	printf("\n");
 	fflush(stdout);
-	if (py_asyncio_read(p, threads, n, &a) < 0) {
+	if (py_asyncio_read(p, NULL, threads, n, &a) < 0) {
 		fprintf(stderr, "pydump: PID %d: asyncio: %s\n", (int)p->pid, p->err);
 		return 1;
 	}
