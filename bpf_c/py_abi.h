@@ -86,6 +86,7 @@ enum pyb_frame_flags {
 				     function; the frame before it is an entry */
 	PYB_FRAME_HIDDEN = 1 << 2, /* incomplete (3.11+): CPython's tracebacks leave it
 				      out (_PyFrame_IsIncomplete), so do we */
+	PYB_FRAME_GEN = 1 << 3,   /* --async only: a generator's (coroutine's) frame */
 };
 
 struct pyb_frame {
@@ -162,7 +163,29 @@ struct pyb_count_key {
 	pyb_s32 user_stack;  /* native user stack id; <0 none */
 	pyb_s32 kernel_stack;
 	char comm[16];
+	/* --async (PYB_ASYNC): the asyncio task the thread ran, as the id user
+	 * space gave it (or, not named yet, PYB_TASK_FRAME_BIT | its frame),
+	 * and how many of the stack's frames, innermost first, are the task's
+	 * (0: no task) */
+	pyb_u32 task_depth;
+	pyb_u32 pad2;
+	pyb_u64 task;
 };
+
+/* --async: key of `task_ids`, a task's coroutine frame in a process (and
+ * the code it runs, so a new task at a reused address is told apart). */
+struct pyb_task_key {
+	pyb_u32 pid;
+	pyb_u32 pad;
+	pyb_u64 frame;
+	pyb_u64 code;
+};
+/* task_ids values user space writes for frames it could not match to a
+ * task (it ended before it was looked at); real ids start above */
+#define PYB_TASK_UNKNOWN 1
+/* pyb_count_key.task of a sample taken before user space named its task:
+ * the task's frame address with this bit set */
+#define PYB_TASK_FRAME_BIT (1ULL << 63)
 
 /* Counters the programs keep, per CPU. */
 enum pyb_stat {
@@ -208,13 +231,16 @@ struct pyb_hist_key {
 
 /* Event sent to user space when a process execs or forks (proc_events),
  * or when a Python stack is stored for the first time (stack_events: a
- * hint to name its code objects while the process still lives). */
-enum pyb_event_kind { PYB_EVENT_EXEC, PYB_EVENT_FORK, PYB_EVENT_NEW_STACK };
+ * hint to name its code objects while the process still lives), or
+ * (--async) when a sample runs in an asyncio task not seen before
+ * (stack_events: user space names the task while it lives). */
+enum pyb_event_kind { PYB_EVENT_EXEC, PYB_EVENT_FORK, PYB_EVENT_NEW_STACK, PYB_EVENT_NEW_TASK };
 
 struct pyb_proc_event {
 	pyb_u32 pid;
 	pyb_u32 kind; /* enum pyb_event_kind */
-	pyb_u64 key;  /* PYB_EVENT_NEW_STACK: its pystacks key */
+	pyb_u64 key;  /* PYB_EVENT_NEW_STACK: its pystacks key; NEW_TASK: the task's frame */
+	pyb_u64 arg;  /* PYB_EVENT_NEW_TASK: the code object that frame runs */
 };
 
 /* PYB_EVENT_EXEC carries the new program's name too: a process that ends

@@ -6,12 +6,13 @@
  * Also reports exec and fork so user space can register new processes.
  *
  * Compile-time parameters (-D): PYSTACKS_SIZE, COUNTS_SIZE,
- * STACK_STORAGE_SIZE, USER_STACKS, KERNEL_STACKS.
+ * STACK_STORAGE_SIZE, USER_STACKS, KERNEL_STACKS, PYB_ASYNC (--async).
  */
 #include <uapi/linux/ptrace.h>
 #include <uapi/linux/bpf_perf_event.h>
 
 #include "pystacks.bpf.h"
+#include "asyncio.bpf.h"
 
 BPF_STACK_TRACE(stack_traces, STACK_STORAGE_SIZE);
 
@@ -33,6 +34,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	key.tid = tid;
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
 	key.pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
+	if (key.pystack)
+		PYB_ASYNC_KEY(ctx, &key, s, pid);
 	key.user_stack = USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS)
 				 ? stack_traces.get_stackid(ctx, BPF_F_USER_STACK)
 				 : -1;

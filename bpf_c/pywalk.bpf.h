@@ -14,6 +14,7 @@
  */
 
 #include "py_abi.h"
+#include "asyncio_walk.bpf.h"
 
 BPF_HASH(procs, u32, struct pyb_proc, 4096);
 BPF_ARRAY(layouts, struct pyb_layout, PYB_MAX_LAYOUTS);
@@ -28,6 +29,7 @@ struct pyb_scratch {
 	u64 code[PYB_CODE_SPAN_MAX / 8]; /* a code object's window, likewise */
 	u64 lines[4];  /* the head of a line table (bytes object) */
 	u64 found_ts; /* pyb_find_tstate's match so far */
+	PYB_ASYNC_SCRATCH
 };
 BPF_PERCPU_ARRAY(pyb_scratch_map, struct pyb_scratch, 1);
 BPF_PERCPU_ARRAY(stats, u64, PYB_STAT_MAX);
@@ -290,6 +292,7 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 		u64 entry = (s->frame[entry_word] >> entry_shift) & 0xff & has_entry;
 		u32 idx = n % PYB_MAX_FRAMES;
 
+		PYB_ASYNC_WALK_FRAME(s, idx, frame);
 		frame = s->frame[w_prev];
 		u64 ident = pyb_code_ident(L, s, code);
 		/* incomplete (_PyFrame_IsIncomplete): not owned by a generator,
@@ -301,7 +304,8 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 		s->stack.frames[idx].code = code;
 		s->stack.frames[idx].instr_offset = (s32)offset;
 		s->stack.frames[idx].flags = (u32)(objects | ((entry | (0 - entry)) >> 63) |
-						   (shim << 1) | (hidden << 2));
+						   (shim << 1) | (hidden << 2))
+						   PYB_ASYNC_FRAME_FLAG(other_owner);
 		s->stack.frames[idx].ident = ident;
 		hash = (hash ^ code) * 0x100000001b3ULL;
 		hash = (hash ^ ident) * 0x100000001b3ULL;

@@ -135,7 +135,7 @@ static int dump_tasks(struct dump *d, bool verbose)
 		threads[i] = d->threads[i].t;
 	printf("\n");
 	fflush(stdout);
-	if (py_asyncio_read(&d->p, threads, (int)d->nthreads, &a) < 0) {
+	if (py_asyncio_read(&d->p, NULL, threads, (int)d->nthreads, &a) < 0) {
 		fprintf(stderr, "pydump: PID %d: asyncio: %s\n", (int)d->pid, d->p.err);
 	} else {
 		if (verbose && a.extension[0])

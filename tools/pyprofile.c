@@ -21,7 +21,7 @@ extern const char pyprofile_bpf_text[];
 static const char usage_text[] =
 	"Usage: pyprofile [-h] [-p PID[,PID...] | -t TID] [-F HZ] [-f] [-d] [-U | -K]\n"
 	"                 [-o FILE] [--format text|folded|svg|speedscope|pprof]\n"
-	"                 [--stack-storage-size N] [-v] [--version] [duration]\n"
+	"                 [--stack-storage-size N] [--async] [-v] [--version] [duration]\n"
 	"\n"
 	"Profile CPU usage of Python processes by sampling Python, native and kernel\n"
 	"stacks. Without -p: every Python process on the machine, including ones that\n"
@@ -39,6 +39,8 @@ static const char usage_text[] =
 	"                       speedscope (JSON for speedscope.app) or pprof\n"
 	"                       (gzipped protobuf for go tool pprof, Pyroscope, Parca)\n"
 	"      --stack-storage-size N  room for distinct native/kernel stacks (16384)\n"
+	"      --async          root each sample that ran in an asyncio task in the task's\n"
+	"                       await chain: <task NAME> frames, the awaiting tasks first\n"
 	"  -v, --verbose        say how each process was recognised\n"
 	"      --version        print the version\n"
 	"  -h, --help           show this help\n"
@@ -49,14 +51,15 @@ static const char usage_text[] =
 	"    ./pyprofile -p 185 10        # profile PID 185 for 10 seconds\n"
 	"    ./pyprofile -F 99 -f 10 > out.folded   # folded stacks for flamegraph.pl\n"
 	"    ./pyprofile -p 185 -o cpu.svg --format svg 10   # write a flame graph\n"
-	"    ./pyprofile -U -p 185        # Python and native frames, no kernel frames\n";
+	"    ./pyprofile -U -p 185        # Python and native frames, no kernel frames\n"
+	"    ./pyprofile --async -p 185 -f 10 > tasks.folded   # CPU by asyncio task\n";
 
-enum { OPT_STACK_STORAGE = CLI_OPT_OWN };
+enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_ASYNC };
 
 struct options {
 	struct cli cli;
 	int freq, stack_storage;
-	bool user_only, kernel_only, delimiter;
+	bool user_only, kernel_only, delimiter, tasks;
 };
 
 static int own_option(int opt, const char *arg, void *ctx)
@@ -88,6 +91,9 @@ static int own_option(int opt, const char *arg, void *ctx)
 			return -1;
 		}
 		return 0;
+	case OPT_ASYNC:
+		o->tasks = true;
+		return 0;
 	default:
 		return 1;
 	}
@@ -102,6 +108,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 		{ "user-stacks-only", no_argument, NULL, 'U' },
 		{ "kernel-stacks-only", no_argument, NULL, 'K' },
 		{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
+		{ "async", no_argument, NULL, OPT_ASYNC },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -133,6 +140,7 @@ int main(int argc, char **argv)
 	};
 	struct tool_session s = { .tool = "pyprofile" };
 	struct report rep;
+	struct async_tasks tasks;
 	char d_stack[48], d_user[24], d_kernel[24];
 	const char *cflags[8];
 	int nflags = 0, sample_fd, rc = 1;
@@ -153,9 +161,14 @@ int main(int argc, char **argv)
 	cflags[nflags++] = d_kernel;
 	cflags[nflags++] = "-DPYSTACKS_SIZE=65536";
 	cflags[nflags++] = "-DCOUNTS_SIZE=65536";
+	if (o.tasks)
+		cflags[nflags++] = "-DPYB_ASYNC=1";
 	s.verbose = o.cli.verbose;
 	if (session_compile(&s, pyprofile_bpf_text, cflags, nflags) < 0)
 		return 1;
+	async_tasks_init(&tasks, o.tasks ? bpfmod_table_fd(&s.bpf, "task_ids") : -1);
+	if (o.tasks)
+		s.tasks = &tasks;
 	s.pystacks_fd = bpfmod_table_fd(&s.bpf, "pystacks");
 	s.counts_fd = bpfmod_table_fd(&s.bpf, "counts");
 	s.stacks_fd = bpfmod_table_fd(&s.bpf, "stack_traces");
@@ -178,7 +191,8 @@ int main(int argc, char **argv)
 	s.filter = (struct stack_filter){ .user_stacks = !o.kernel_only,
 					  .kernel_stacks = !o.user_only,
 					  .only_tid = o.cli.tid,
-					  .only_kind = -1 };
+					  .only_kind = -1,
+					  .tasks = s.tasks };
 	if (session_start_command(&s) < 0) {
 		rc = session_end_command(&s); /* 127: not found, as shells say */
 		goto out;
@@ -200,5 +214,6 @@ out:
 	if (cli_close_output(&o.cli) < 0)
 		rc = 1;
 	session_close(&s);
+	async_tasks_free(&tasks);
 	return rc;
 }

@@ -181,6 +181,11 @@ static void on_stack_event(void *ctx, void *data, int size)
 	if (size < (int)sizeof(ev))
 		return;
 	memcpy(&ev, data, sizeof(ev));
+	if (ev.kind == PYB_EVENT_NEW_TASK) {
+		if (s->tasks)
+			async_tasks_on_event(s->tasks, (pid_t)ev.pid, ev.key, ev.arg);
+		return;
+	}
 	if (s->running)
 		stack_collector_name_stack(&s->col, &s->reg, s->pystacks_fd, ev.key);
 	else
@@ -425,6 +430,8 @@ void session_run(struct tool_session *s, int duration)
 		if (command_exited(s, &exit_fds[nexit]))
 			break;
 		registry_tick(&s->reg);
+		if (s->tasks)
+			async_tasks_tick(s->tasks, &s->reg);
 		if (s->on_tick)
 			s->on_tick(s, s->tick_ctx);
 		now = monotonic_ns();
@@ -462,6 +469,8 @@ void session_run(struct tool_session *s, int duration)
 	s->start_ns = start;
 	s->duration_ns = s->end_ns - start;
 	stack_collector_drain(&s->col, &s->reg, s->pystacks_fd);
+	if (s->tasks)
+		async_tasks_tick(s->tasks, &s->reg); /* the last tasks seen */
 }
 
 int session_attach_sampling(struct tool_session *s, int prog_fd, int *hz)
@@ -636,6 +645,19 @@ void session_print_summary(struct tool_session *s, const char *unit)
 			"%s: native frames left out of %llu stacks: their native stack does not "
 			"pass through the interpreter's eval loop, so they cannot be placed\n",
 			s->tool, (unsigned long long)s->col.native_unplaced);
+	if (s->tasks) {
+		const struct async_tasks *t = s->tasks;
+
+		fprintf(stderr,
+			"%s: --async: %llu asyncio tasks named; %llu %s rooted in their task, %llu "
+			"in coroutines not matched to a task (ended first, or not a task's) left "
+			"as they were\n",
+			s->tool, (unsigned long long)t->named, (unsigned long long)s->col.task_value,
+			unit, (unsigned long long)s->col.untasked_value);
+		if (t->read_errors)
+			fprintf(stderr, "%s: --async: tasks could not be read %llu times (last: %s)\n",
+				s->tool, (unsigned long long)t->read_errors, t->last_error);
+	}
 	reached = session_sampled_hz(s);
 	if (s->verbose && s->sample_hz && !sampling_fell_short(s, reached))
 		fprintf(stderr, "%s: sampled %.0f times per CPU-second (%d asked)\n", s->tool,

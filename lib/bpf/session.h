@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "bpf/async_tasks.h"
 #include "bpf/module.h"
 #include "bpf/registry.h"
 #include "bpf/stack_collector.h"
@@ -56,6 +57,8 @@ struct tool_session {
 	 * 20 ms then (otherwise about once a second unless something is pending) */
 	void (*on_tick)(struct tool_session *s, void *ctx);
 	void *tick_ctx;
+	/* --async: the asyncio tasks samples ran in (NULL: not asked for) */
+	struct async_tasks *tasks;
 };
 
 /* -t TID: targets the thread's process. Returns 0, or -1 after printing why. */

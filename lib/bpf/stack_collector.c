@@ -265,7 +265,7 @@ static bool passes_eval_loop(const struct py_target *t, const uint64_t *ips, int
 
 static void build_user(struct stack_collector *c, struct py_registry *reg, struct py_target *t,
 		       const struct pyb_stack *st, const uint64_t *ips, int nips,
-		       uint64_t value, struct frame_list *out)
+		       uint64_t value, struct frame_list *out, uint32_t keep, int *cut_at)
 {
 	uint32_t next = 0, len = st ? st->len : 0;
 
@@ -287,6 +287,8 @@ static void build_user(struct stack_collector *c, struct py_registry *reg, struc
 				/* one eval-loop run: frames up to and including its entry */
 				do {
 					push_python(c, reg, t->pid, &st->frames[next], out);
+					if (next + 1 == keep)
+						*cut_at = out->n;
 				} while (!(st->frames[next++].flags & PYB_FRAME_ENTRY) &&
 					 next < len);
 				continue;
@@ -294,12 +296,58 @@ static void build_user(struct stack_collector *c, struct py_registry *reg, struc
 			push_native(c, t, ips[i], out);
 		}
 	}
-	for (; next < len; next++)
+	for (; next < len; next++) {
 		push_python(c, reg, t ? t->pid : (pid_t)st->pid, &st->frames[next], out);
+		if (next + 1 == keep)
+			*cut_at = out->n;
+	}
 	if (st && (st->flags & PYB_STACK_TRUNCATED))
 		frames_push_marker(out, "[truncated]");
 	if (st && (st->flags & PYB_STACK_READ_ERROR))
 		frames_push_marker(out, "[unreadable frame]");
+}
+
+/*
+ * --async: how many of the (shim-free) Python frames belong to the task the
+ * sample ran in, and the task; 0 when it ran in none we could name.
+ */
+static uint32_t task_frames(struct stack_collector *c, const struct stack_filter *f,
+			    const struct pyb_count_key *k, const struct pyb_stack *raw,
+			    uint64_t value, const struct async_task **task)
+{
+	uint32_t keep = 0;
+
+	*task = NULL;
+	if (!f->tasks || !k->task_depth || !raw)
+		return 0;
+	*task = async_tasks_get(f->tasks, (pid_t)k->pid, k->task);
+	if (!*task) {
+		c->untasked_value += value;
+		return 0;
+	}
+	for (uint32_t i = 0; i < k->task_depth && i < raw->len && i < PYB_MAX_FRAMES; i++)
+		keep += !(raw->frames[i].flags & PYB_FRAME_SHIM);
+	c->task_value += value;
+	return keep;
+}
+
+/* Replaces the frames outside the task (from cut_at on, leaf-first list)
+ * with the task's root: "<task NAME>" and the tasks awaiting it. */
+static void root_in_task(struct frame_list *user, int cut_at, const struct async_task *task)
+{
+	user->n = cut_at;
+	for (int i = task->nroot - 1; i >= 0; i--) {
+		const struct async_root_frame *r = &task->root[i];
+		struct report_frame f = {
+			.kind = r->task ? REPORT_FRAME_MARKER : REPORT_FRAME_PYTHON,
+			.name = r->name,
+			.file = r->file,
+			.line = r->line >= 0 ? r->line : REPORT_LINE_UNKNOWN,
+			.first_line = r->first_line > 0 ? r->first_line : 0,
+		};
+
+		frames_push(user, &f);
+	}
 }
 
 static int read_stack(int fd, int32_t id, uint64_t *ips)
@@ -365,8 +413,10 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 	while (bpf_get_next_key(maps->counts_fd, first ? NULL : &key, &next) == 0) {
 		uint64_t value = 0;
 		struct py_target *t;
+		const struct async_task *task;
 		bool have_py, runnable;
-		int n;
+		uint32_t keep;
+		int n, cut_at = -1;
 
 		first = false;
 		key = next;
@@ -396,7 +446,11 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 				n = 0;
 			}
 		}
-		build_user(c, reg, t, have_py ? st : NULL, ips, n, value, &user);
+		keep = task_frames(c, f, &key, have_py ? raw : NULL, value, &task);
+		build_user(c, reg, t, have_py ? st : NULL, ips, n, value, &user,
+			   keep ? keep : UINT32_MAX, &cut_at);
+		if (keep && cut_at >= 0)
+			root_in_task(&user, cut_at, task);
 		/* never an empty row: a thread state without frames (a thread
 		 * starting or ending, an interpreter starting) is marked too */
 		if (user.n == 0)

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "bpf/async_tasks.h"
 #include "bpf/registry.h"
 #include "sys/mapped_files.h"
 #include "report/rows.h"
@@ -30,6 +31,9 @@ struct stack_collector {
 	 * they live, to say where each native frame comes from */
 	struct mapped_files *maps;
 	size_t nmaps;
+	/* --async: value rooted in a named task, and value in coroutines that
+	 * were not matched to a task (left as they were) */
+	uint64_t task_value, untasked_value;
 };
 
 /* Which counts become rows, and with which frames. */
@@ -38,6 +42,9 @@ struct stack_filter {
 	pid_t only_tid;        /* one thread only (-t); 0: all */
 	bool include_runnable; /* pyoffcpu -R: runnable time as its own stacks */
 	int only_kind;         /* >= 0: rows of this PYB_KIND_* only; -1: all */
+	/* --async: root each stack that ran in an asyncio task in the task's
+	 * await chain (see bpf/async_tasks.h); NULL: stacks as recorded */
+	const struct async_tasks *tasks;
 };
 
 /* BPF maps the collector reads. */

@@ -289,6 +289,8 @@ static void read_chain(struct reader *R, struct py_task *t)
 
 	if (span > sizeof(buf))
 		return;
+	if (coro)
+		t->root_frame = coro + (uint64_t)R->L.gen_iframe;
 	for (int depth = 0; depth < CHAIN_MAX && coro; depth++) {
 		uint64_t type = pyobj_type(&R->o, coro), frame, code, instr;
 		int8_t state;
@@ -305,8 +307,7 @@ static void read_chain(struct reader *R, struct py_task *t)
 		instr = u64_at(buf, off->frame_instr);
 		if (n == PY_TASK_FRAMES_MAX) {
 			t->frames_cut = true;
-			memmove(chain, chain + 1, sizeof(chain) - sizeof(chain[0]));
-			n--;
+			break;
 		}
 		chain[n].frame = frame;
 		chain[n].code = code;
@@ -617,20 +618,51 @@ static void collect(struct reader *R, const struct py_thread *threads, int nthre
 	}
 }
 
-int py_asyncio_read(struct py_process *p, const struct py_thread *threads, int nthreads,
-		    struct py_asyncio *out)
+_Static_assert(sizeof(struct pyobj_types) <= sizeof(((struct py_asyncio_ctx *)0)->types),
+	       "py_asyncio_ctx.types too small");
+
+/* The offsets and types of p: from ctx when it has them, else looked up
+ * (and kept in ctx once _asyncio is there to be read). */
+static int open_reader(struct reader *R, struct py_asyncio_ctx *ctx)
 {
-	struct reader R = { .p = p, .r = &p->rules->async, .out = out };
+	struct py_asyncio *out = R->out;
 	char err[192];
 	int rc;
 
-	memset(out, 0, sizeof(*out));
-	rc = py_async_layout_load(p, &R.L, &out->source, out->extension, sizeof(out->extension),
-				  err, sizeof(err));
+	if (ctx && ctx->ready) {
+		R->L = ctx->L;
+		out->source = ctx->source;
+		memcpy(out->extension, ctx->extension, sizeof(out->extension));
+		R->o.p = R->p;
+		R->o.L = &R->L;
+		memcpy(&R->o.t, ctx->types, sizeof(R->o.t));
+		return 0;
+	}
+	rc = py_async_layout_load(R->p, &R->L, &out->source, out->extension,
+				  sizeof(out->extension), err, sizeof(err));
 	if (rc < 0)
-		return py_process_fail(p, PY_FAIL_UNSUPPORTED, "%s", err);
-	if (pyobj_init(&R.o, p, &R.L) < 0)
-		return py_process_fail(p, PY_FAIL_UNSUPPORTED, "no built-in type symbols in %s", p->interp_path);
+		return py_process_fail(R->p, PY_FAIL_UNSUPPORTED, "%s", err);
+	if (pyobj_init(&R->o, R->p, &R->L) < 0)
+		return py_process_fail(R->p, PY_FAIL_UNSUPPORTED, "no built-in type symbols in %s",
+				       R->p->interp_path);
+	if (ctx && rc == 0) {
+		ctx->ready = true;
+		ctx->L = R->L;
+		ctx->source = out->source;
+		memcpy(ctx->extension, out->extension, sizeof(ctx->extension));
+		memcpy(ctx->types, &R->o.t, sizeof(R->o.t));
+	}
+	return 0;
+}
+
+int py_asyncio_read(struct py_process *p, struct py_asyncio_ctx *ctx,
+		    const struct py_thread *threads, int nthreads, struct py_asyncio *out)
+{
+	struct reader R = { .p = p, .r = &p->rules->async, .out = out };
+
+	memset(out, 0, sizeof(*out));
+	if (open_reader(&R, ctx) < 0)
+		return -1;
 	collect(&R, threads, nthreads);
 	if (read_tasks(&R) < 0) {
 		free(R.cand);

@@ -52,13 +52,14 @@ struct py_coro_frame {
 
 struct py_task {
 	uint64_t addr, coro;
+	uint64_t root_frame; /* the frame of coro itself (outermost of the chain) */
 	char name[PY_TASK_NAME_MAX];
 	bool python_task; /* a Task class written in Python (asyncio.tasks._PyTask) */
 	enum py_task_state state;
 	bool running;  /* the current task of its event loop */
 	pid_t thread;  /* host tid of the thread running it; 0 if not running or unknown */
 	int nframes;   /* coroutine chain, innermost first */
-	bool frames_cut;
+	bool frames_cut; /* deeper awaits than PY_TASK_FRAMES_MAX: the innermost are cut */
 	struct py_coro_frame frames[PY_TASK_FRAMES_MAX];
 	enum py_await_kind awaits;
 	uint64_t awaited; /* the future (or task) it waits on; 0 none */
@@ -82,15 +83,25 @@ struct py_asyncio {
 	uint64_t unreadable; /* task candidates that failed their checks */
 };
 
+/* What a reader keeps between reads of one process: its offsets and types. */
+struct py_asyncio_ctx {
+	bool ready;
+	struct py_async_layout L;
+	enum py_async_source source;
+	char extension[256];
+	uint64_t types[16]; /* struct pyobj_types, opaque here */
+};
+
 /*
  * Reads every task of process p (opened with py_process_open); threads are
  * its thread states (py_threads_read). Returns 0, or -1 with the reason in
  * p->err (unsupported version or build, offsets that fail their checks,
  * process gone). A process without asyncio gives 0 tasks and
- * asyncio_loaded false.
+ * asyncio_loaded false. ctx (zeroed before the first call) spares later
+ * reads of the same process the look-ups; NULL: none.
  */
-int py_asyncio_read(struct py_process *p, const struct py_thread *threads, int nthreads,
-		    struct py_asyncio *out);
+int py_asyncio_read(struct py_process *p, struct py_asyncio_ctx *ctx,
+		    const struct py_thread *threads, int nthreads, struct py_asyncio *out);
 void py_asyncio_free(struct py_asyncio *a);
 
 /* The task whose coroutine is coro; NULL if none. */

@@ -105,10 +105,10 @@ static void print_task(struct tree *T, int i, const char *prefix, bool last, int
 		return;
 	}
 	snprintf(frames, sizeof(frames), "%s%s    ", child, n ? "│" : " ");
+	if (t->frames_cut)
+		fprintf(T->f, "%s[inner coroutines cut]\n", frames);
 	for (int k = 0; k < t->nframes; k++)
 		print_frame(T, frames, &t->frames[k]);
-	if (t->frames_cut)
-		fprintf(T->f, "%s[outer coroutines cut]\n", frames);
 	for (int k = 0; k < n; k++)
 		print_task(T, T->kids[T->first_kid[i] + k], child, k == n - 1, depth + 1);
 	T->mark[i] = PRINTED;

@@ -56,7 +56,7 @@
 	  .gen_created = -2, .gen_suspended = -1, .gen_suspended_yf = NO_STATE,                \
 	  .gen_suspended_yf_locked = NO_STATE, .gen_executing = 0, .gen_completed = 1,         \
 	  .gen_cleared = 4, .resume_op = 151, .resume_op_alt = 150 /* RESUME_QUICK */,         \
-	  .await_slot = -1, .frame_owned_by_generator = 1, .long_tag = false,                  \
+	  .await_slot = -1, .long_tag = false,                  \
 	  .tpflags_managed_dict = 1u << 4, .tpflags_inline_values = 0 }
 #define ASYNC_12                                                                               \
 	{ .task_lists = PY_TASKS_SCHEDULED_EAGER, .yield_from = PY_YF_NEXT_RESUME,             \
@@ -64,14 +64,14 @@
 	  .gen_created = -2, .gen_suspended = -1, .gen_suspended_yf = NO_STATE,                \
 	  .gen_suspended_yf_locked = NO_STATE, .gen_executing = 0, .gen_completed = 1,         \
 	  .gen_cleared = 4, .resume_op = 151, .resume_op_alt = 240 /* INSTRUMENTED_RESUME */,  \
-	  .await_slot = -1, .frame_owned_by_generator = 1, .long_tag = true,                   \
+	  .await_slot = -1, .long_tag = true,                   \
 	  .tpflags_managed_dict = 1u << 4, .tpflags_inline_values = 0 }
 #define ASYNC_13_14(lists)                                                                     \
 	{ .task_lists = lists, .yield_from = PY_YF_FRAME_STATE,                                \
 	  .managed_dict = PY_MDICT_INLINE, .running_loop = PY_LOOP_TSTATE,                     \
 	  .gen_created = -3, .gen_suspended = -2, .gen_suspended_yf = -1,                      \
 	  .gen_suspended_yf_locked = NO_STATE, .gen_executing = 0, .gen_completed = 1,         \
-	  .gen_cleared = 4, .await_slot = -1, .frame_owned_by_generator = 1, .long_tag = true, \
+	  .gen_cleared = 4, .await_slot = -1, .long_tag = true, \
 	  .tpflags_managed_dict = 1u << 4, .tpflags_inline_values = 1u << 2 }
 #define ASYNC_13 ASYNC_13_14(PY_TASKS_SCHEDULED_EAGER)
 #define ASYNC_14 ASYNC_13_14(PY_TASKS_LINKED_LISTS)
@@ -80,7 +80,7 @@
 	  .managed_dict = PY_MDICT_INLINE, .running_loop = PY_LOOP_TSTATE,                     \
 	  .gen_created = 0, .gen_suspended = 1, .gen_suspended_yf = 2,                         \
 	  .gen_suspended_yf_locked = 3, .gen_executing = 4, .gen_completed = NO_STATE,         \
-	  .gen_cleared = 5, .await_slot = -2, .frame_owned_by_generator = 1, .long_tag = true, \
+	  .gen_cleared = 5, .await_slot = -2, .long_tag = true, \
 	  .tpflags_managed_dict = 1u << 4, .tpflags_inline_values = 1u << 2 }
 
 static const struct py_rules rules[] = {

@@ -92,7 +92,6 @@ struct py_async_rules {
 	uint8_t resume_op, resume_op_alt;
 	/* slot below the stack top (-1 or -2) holding what a suspended await awaits */
 	int8_t await_slot;
-	uint8_t frame_owned_by_generator; /* _PyInterpreterFrame.owner of a generator's frame */
 	bool long_tag;          /* 3.12+: PyLongObject.lv_tag (ndigits << 3 | sign); else ob_size */
 	uint32_t tpflags_managed_dict, tpflags_inline_values; /* tp_flags bits; 0: none */
 };

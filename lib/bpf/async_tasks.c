@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "bpf/async_tasks.h"
+
+#include <bcc/libbpf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpf_c/py_abi.h"
+#include "cpython/code.h"
+#include "cpython/threads.h"
+#include "sys/clock.h"
+
+#define CHECK_EVERY_NS 1000000000ull
+#define MAX_ANCESTORS 16
+
+struct pending {
+	uint64_t frame, code;
+};
+
+struct async_proc {
+	pid_t pid;
+	struct py_asyncio_ctx ctx;
+	struct pending *pending;
+	size_t npending, cap;
+	bool live; /* has named tasks that have not ended */
+};
+
+void async_tasks_init(struct async_tasks *t, int ids_fd)
+{
+	memset(t, 0, sizeof(*t));
+	t->ids_fd = ids_fd;
+	t->next_id = PYB_TASK_UNKNOWN + 1;
+}
+
+static void free_task(struct async_task *e)
+{
+	for (int i = 0; i < e->nroot; i++) {
+		free(e->root[i].name);
+		free(e->root[i].file);
+	}
+	free(e->root);
+}
+
+void async_tasks_free(struct async_tasks *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free_task(&t->v[i]);
+	for (size_t i = 0; i < t->nprocs; i++)
+		free(t->procs[i].pending);
+	free(t->v);
+	free(t->procs);
+	memset(t, 0, sizeof(*t));
+}
+
+static struct async_proc *proc_of(struct async_tasks *t, pid_t pid)
+{
+	for (size_t i = 0; i < t->nprocs; i++)
+		if (t->procs[i].pid == pid)
+			return &t->procs[i];
+	if (t->nprocs == t->procs_cap) {
+		size_t cap = t->procs_cap ? 2 * t->procs_cap : 8;
+		struct async_proc *v = realloc(t->procs, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		t->procs = v;
+		t->procs_cap = cap;
+	}
+	memset(&t->procs[t->nprocs], 0, sizeof(t->procs[0]));
+	t->procs[t->nprocs].pid = pid;
+	return &t->procs[t->nprocs++];
+}
+
+void async_tasks_on_event(struct async_tasks *t, pid_t pid, uint64_t frame, uint64_t code)
+{
+	struct async_proc *pr = proc_of(t, pid);
+
+	if (!pr)
+		return;
+	if (pr->npending == pr->cap) {
+		size_t cap = pr->cap ? 2 * pr->cap : 16;
+		struct pending *v = realloc(pr->pending, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		pr->pending = v;
+		pr->cap = cap;
+	}
+	pr->pending[pr->npending].frame = frame;
+	pr->pending[pr->npending].code = code;
+	pr->npending++;
+}
+
+static void set_id(struct async_tasks *t, pid_t pid, uint64_t frame, uint64_t code, uint64_t id)
+{
+	struct pyb_task_key k = { .pid = (uint32_t)pid, .frame = frame, .code = code };
+
+	if (t->ids_fd >= 0)
+		bpf_update_elem(t->ids_fd, &k, &id, BPF_ANY);
+}
+
+static struct async_root_frame *push_root(struct async_task *e)
+{
+	struct async_root_frame *v = realloc(e->root, (size_t)(e->nroot + 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	e->root = v;
+	memset(&v[e->nroot], 0, sizeof(v[0]));
+	return &v[e->nroot++];
+}
+
+static bool push_task(struct async_task *e, const char *name)
+{
+	struct async_root_frame *f = push_root(e);
+	char buf[PY_TASK_NAME_MAX + 16];
+
+	if (!f)
+		return false;
+	snprintf(buf, sizeof(buf), "<task %s>", name);
+	f->task = true;
+	f->name = strdup(buf);
+	return f->name != NULL;
+}
+
+static bool push_coroutine(struct async_task *e, struct py_process *p, const struct py_coro_frame *c)
+{
+	struct async_root_frame *f = push_root(e);
+	struct py_code_info ci;
+
+	if (!f)
+		return false;
+	f->line = -1;
+	if (py_code_read(p, c->code, &ci) < 0) {
+		f->name = strdup("[unreadable frame]");
+		return f->name != NULL;
+	}
+	f->name = strdup(ci.name);
+	f->file = strdup(ci.filename);
+	f->line = py_code_line(p, &ci, c->instr_offset);
+	f->first_line = ci.firstlineno;
+	py_code_info_free(&ci);
+	return f->name && f->file;
+}
+
+/* The frames a sample of task i is rooted in (see async_tasks.h). */
+static void build_root(struct py_process *p, const struct py_asyncio *a, int i,
+		       struct async_task *e)
+{
+	int anc[MAX_ANCESTORS + 1], n = 0;
+
+	anc[n++] = i;
+	while (n <= MAX_ANCESTORS) {
+		int up = py_asyncio_awaiter(a, anc[n - 1]);
+		bool seen = false;
+
+		for (int k = 0; k < n; k++)
+			seen |= anc[k] == up;
+		if (up < 0 || seen)
+			break;
+		anc[n++] = up;
+	}
+	for (int k = n - 1; k >= 0; k--) {
+		const struct py_task *t = &a->tasks[anc[k]];
+
+		if (!push_task(e, t->name))
+			return;
+		if (k == 0)
+			break; /* the task's own frames come from the sample */
+		for (int f = t->nframes - 1; f >= 0; f--)
+			if (!push_coroutine(e, p, &t->frames[f]))
+				return;
+	}
+}
+
+static int find_root(const struct py_asyncio *a, uint64_t frame, uint64_t code)
+{
+	for (int i = 0; i < a->ntasks; i++) {
+		const struct py_task *t = &a->tasks[i];
+
+		if (t->root_frame == frame && t->nframes > 0 && t->frames[t->nframes - 1].code == code)
+			return i;
+	}
+	return -1;
+}
+
+/* The tasks of process pr now; false (and every pending frame unknown)
+ * when they cannot be read. */
+static bool read_tasks(struct async_tasks *t, struct py_registry *reg, struct async_proc *pr,
+		       struct py_asyncio *a, struct py_target **target)
+{
+	struct py_thread *threads;
+	int n;
+
+	*target = registry_find(reg, pr->pid);
+	if (!*target || (*target)->state != TARGET_ACTIVE)
+		return false;
+	threads = calloc(PY_MAX_THREADS, sizeof(*threads));
+	if (!threads)
+		return false;
+	n = py_threads_read(&(*target)->proc, threads, PY_MAX_THREADS);
+	if (n < 0 || py_asyncio_read(&(*target)->proc, &pr->ctx, threads, n, a) < 0) {
+		t->read_errors++;
+		snprintf(t->last_error, sizeof(t->last_error), "PID %d: %s", (int)pr->pid,
+			 (*target)->proc.err);
+		free(threads);
+		return false;
+	}
+	free(threads);
+	return true;
+}
+
+static void name_pending(struct async_tasks *t, struct py_registry *reg, struct async_proc *pr)
+{
+	struct py_asyncio a;
+	struct py_target *target;
+	bool ok = read_tasks(t, reg, pr, &a, &target);
+
+	for (size_t k = 0; k < pr->npending; k++) {
+		const struct pending *q = &pr->pending[k];
+		int i = ok ? find_root(&a, q->frame, q->code) : -1;
+		struct async_task *e;
+
+		if (i < 0) { /* ended before we looked, or no task's coroutine */
+			t->unmatched++;
+			set_id(t, pr->pid, q->frame, q->code, PYB_TASK_UNKNOWN);
+			continue;
+		}
+		if (t->n == t->cap) {
+			size_t cap = t->cap ? 2 * t->cap : 64;
+			struct async_task *v = realloc(t->v, cap * sizeof(*v));
+
+			if (!v)
+				break;
+			t->v = v;
+			t->cap = cap;
+		}
+		e = &t->v[t->n++];
+		memset(e, 0, sizeof(*e));
+		e->pid = pr->pid;
+		e->frame = q->frame;
+		e->code = q->code;
+		e->id = t->next_id++;
+		build_root(&target->proc, &a, i, e);
+		set_id(t, pr->pid, q->frame, q->code, e->id);
+		pr->live = true;
+		t->named++;
+	}
+	pr->npending = 0;
+	if (ok)
+		py_asyncio_free(&a);
+}
+
+/* Tasks of pr that ended: their frame may now be another task's. */
+static void drop_ended(struct async_tasks *t, struct py_registry *reg, struct async_proc *pr)
+{
+	struct py_asyncio a;
+	struct py_target *target;
+	bool ok = read_tasks(t, reg, pr, &a, &target);
+
+	pr->live = false;
+	for (size_t k = 0; k < t->n; k++) {
+		struct async_task *e = &t->v[k];
+		struct pyb_task_key key = { .pid = (uint32_t)e->pid, .frame = e->frame, .code = e->code };
+
+		if (e->pid != pr->pid || e->ended)
+			continue;
+		if (ok && find_root(&a, e->frame, e->code) >= 0) {
+			pr->live = true;
+			continue;
+		}
+		e->ended = true;
+		if (ok && t->ids_fd >= 0) /* a process gone takes its entries with it */
+			bpf_delete_elem(t->ids_fd, &key);
+	}
+	if (ok)
+		py_asyncio_free(&a);
+}
+
+void async_tasks_tick(struct async_tasks *t, struct py_registry *reg)
+{
+	uint64_t now = monotonic_ns();
+	bool check = now - t->last_check_ns >= CHECK_EVERY_NS;
+
+	for (size_t i = 0; i < t->nprocs; i++) {
+		struct async_proc *pr = &t->procs[i];
+
+		if (pr->npending)
+			name_pending(t, reg, pr);
+		else if (check && pr->live)
+			drop_ended(t, reg, pr);
+	}
+	if (check)
+		t->last_check_ns = now;
+}
+
+const struct async_task *async_tasks_get(const struct async_tasks *t, pid_t pid, uint64_t task)
+{
+	const struct async_task *found = NULL;
+
+	if (!t)
+		return NULL;
+	if (task & PYB_TASK_FRAME_BIT) {
+		/* named after this sample: only if no other task had that frame */
+		for (size_t k = 0; k < t->n; k++) {
+			if (t->v[k].pid != pid || t->v[k].frame != (task & ~PYB_TASK_FRAME_BIT))
+				continue;
+			if (found)
+				return NULL;
+			found = &t->v[k];
+		}
+		return found;
+	}
+	/* ids are handed out in order: entry k has id first + k */
+	if (task <= PYB_TASK_UNKNOWN || task - (PYB_TASK_UNKNOWN + 1) >= t->n ||
+	    t->v[task - (PYB_TASK_UNKNOWN + 1)].pid != pid)
+		return NULL;
+	return &t->v[task - (PYB_TASK_UNKNOWN + 1)];
+}

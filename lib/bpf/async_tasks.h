@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * --async: the asyncio tasks samples ran in, named while they live. BPF
+ * finds the coroutine frame of the task a thread runs (bpf_c/asyncio*.h)
+ * and announces each new one; here it is matched to its task (with
+ * cpython/asyncio.h), given an id that BPF then counts samples under, and
+ * described by the frames a sample of it is rooted in: the tasks awaiting
+ * it, outermost first, each as "<task NAME>" followed by the coroutines it
+ * is suspended in, then "<task NAME>" of the task itself.
+ *
+ * Once a second, tasks that ended lose their entry in BPF's map, so that a
+ * new task whose coroutine takes the same address gets its own id.
+ */
+#ifndef PYBPF_BPF_ASYNC_TASKS_H
+#define PYBPF_BPF_ASYNC_TASKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf/registry.h"
+#include "cpython/asyncio.h"
+
+/* One frame a task's samples are rooted in: a task ("<task NAME>") or a
+ * coroutine an awaiting task is suspended in. */
+struct async_root_frame {
+	bool task;
+	char *name;       /* "<task NAME>", or the coroutine's qualname */
+	char *file;       /* coroutine: co_filename; NULL for a task */
+	int line, first_line; /* coroutine: the line it waits at (-1 unknown), co_firstlineno */
+};
+
+struct async_task {
+	pid_t pid;
+	uint64_t frame, code; /* BPF's key: the task's coroutine frame and its code */
+	uint64_t id;
+	bool ended;
+	int nroot;
+	struct async_root_frame *root; /* outermost first, ends with the task itself */
+};
+
+struct async_proc; /* per process: reader state, pending frames */
+
+struct async_tasks {
+	int ids_fd; /* BPF task_ids */
+	struct async_task *v;
+	size_t n, cap;
+	struct async_proc *procs;
+	size_t nprocs, procs_cap;
+	uint64_t next_id;
+	uint64_t last_check_ns;
+	/* for the summary */
+	uint64_t named, unmatched, read_errors;
+	char last_error[PY_ERR_LEN + 32];
+};
+
+void async_tasks_init(struct async_tasks *t, int ids_fd);
+void async_tasks_free(struct async_tasks *t);
+
+/* A task frame BPF saw for the first time (PYB_EVENT_NEW_TASK): queued. */
+void async_tasks_on_event(struct async_tasks *t, pid_t pid, uint64_t frame, uint64_t code);
+
+/* Names the queued frames (one read of each process's tasks) and, once a
+ * second, drops the BPF entries of tasks that ended. Call every turn. */
+void async_tasks_tick(struct async_tasks *t, struct py_registry *reg);
+
+/* The task of a count key's task field (an id, or a frame BPF saw before
+ * the task was named: then the one task named for it), or NULL. */
+const struct async_task *async_tasks_get(const struct async_tasks *t, pid_t pid, uint64_t task);
+
+#endif
