@@ -12,7 +12,7 @@
  * announced on stack_events once, so that user space names the task while
  * it lives, and until then its samples carry the frame itself.
  *
- * Cost per sample: one pass over the recorded frames' flags, and one hash
+ * Cost per sample: one pass over the recorded frames, and one hash
  * look-up when the thread runs a task.
  */
 #ifndef PYB_ASYNC_BPF_H
@@ -40,7 +40,7 @@ static __always_inline void pyb_task_depth(struct pyb_scratch *s)
 		PYB_OPAQUE(at); /* a bound the compiler cannot fold away */
 		if (i >= len || at >= PYB_MAX_FRAMES)
 			break;
-		u32 gen = (s->stack.frames[at].flags >> 3) & 1; /* PYB_FRAME_GEN */
+		u32 gen = s->frame_addr[at] & 1; /* a generator's frame */
 		u32 take = 0 - (prev_gen & (gen ^ 1)); /* frame i-1 starts a run */
 
 		depth = (depth & ~take) | (i & take);
@@ -62,7 +62,7 @@ static __always_inline void pyb_async_key(void *ctx, struct pyb_count_key *key,
 	PYB_OPAQUE(root);
 	if (root >= PYB_MAX_FRAMES)
 		return;
-	k.frame = s->frame_addr[root];
+	k.frame = s->frame_addr[root] & ~1ULL;
 	k.code = s->stack.frames[root].code; /* the task's own coroutine */
 	key->task_depth = (u32)depth;
 	key->task = PYB_TASK_FRAME_BIT | k.frame;

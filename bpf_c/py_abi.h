@@ -86,7 +86,6 @@ enum pyb_frame_flags {
 				     function; the frame before it is an entry */
 	PYB_FRAME_HIDDEN = 1 << 2, /* incomplete (3.11+): CPython's tracebacks leave it
 				      out (_PyFrame_IsIncomplete), so do we */
-	PYB_FRAME_GEN = 1 << 3,   /* --async only: a generator's (coroutine's) frame */
 };
 
 struct pyb_frame {

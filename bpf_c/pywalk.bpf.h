@@ -292,7 +292,7 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 		u64 entry = (s->frame[entry_word] >> entry_shift) & 0xff & has_entry;
 		u32 idx = n % PYB_MAX_FRAMES;
 
-		PYB_ASYNC_WALK_FRAME(s, idx, frame);
+		PYB_ASYNC_WALK_FRAME(s, idx, frame, owner, owner_gen);
 		frame = s->frame[w_prev];
 		u64 ident = pyb_code_ident(L, s, code);
 		/* incomplete (_PyFrame_IsIncomplete): not owned by a generator,
@@ -304,8 +304,7 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 		s->stack.frames[idx].code = code;
 		s->stack.frames[idx].instr_offset = (s32)offset;
 		s->stack.frames[idx].flags = (u32)(objects | ((entry | (0 - entry)) >> 63) |
-						   (shim << 1) | (hidden << 2))
-						   PYB_ASYNC_FRAME_FLAG(other_owner);
+						   (shim << 1) | (hidden << 2));
 		s->stack.frames[idx].ident = ident;
 		hash = (hash ^ code) * 0x100000001b3ULL;
 		hash = (hash ^ ident) * 0x100000001b3ULL;

@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import time
 
@@ -245,3 +246,119 @@ def test_old_versions_refused(interp, pydump):
         assert "asyncio tasks are read on CPython 3.11 and newer" in err
     finally:
         proc.kill()
+
+
+# ----------------------------------------------------------------- pyprofile --async
+
+SHARE_TOLERANCE = 0.07  # absolute share, per task
+BURNERS = ("burner-1", "burner-2", "burner-3")
+# what a burner's samples must be rooted in, outermost first, by frame name
+ROOTS = {
+    "burner-1": ["<task main>", "cpu_main", "TaskGroup.__aexit__", "<task burner-1>"],
+    "burner-2": ["<task main>", "cpu_main", "TaskGroup.__aexit__", "<task burner-2>"],
+    "burner-3": ["<task main>", "cpu_main", "TaskGroup.__aexit__", "<task parent>", "child_of",
+                 "<task burner-3>"],
+}
+
+
+@pytest.fixture(scope="module")
+def pyprofile():
+    from conftest import tool_path
+    path = tool_path("pyprofile")
+    if not os.access(path, os.X_OK):
+        pytest.fail("%s not built" % path)
+    return path
+
+
+def profile_tasks(interp, pyprofile, host_tmp, extra):
+    """pyprofile -F 199 [extra] on the cpu workload for 4 s; returns (folded
+    rows, the workload's own CPU per task over the same window, stderr)."""
+    from profiling import start_tool, finish, parse_folded, read_json
+    script = interp.place(os.path.join(WORKLOADS, "asyncio_tasks.py"))
+    scratch = interp.scratch(host_tmp)
+    out = os.path.join(str(host_tmp), "out.folded")
+    proc = interp.spawn([script, scratch.proc_path("state.json"), "cpu"])
+    try:
+        read_json(scratch.host_path("state.json"), key="ready")
+        tool = start_tool(pyprofile, ["-F", "199", "-p", str(proc.pid), "-o", out,
+                                      "--format", "folded"] + extra + ["4"])
+        os.kill(proc.pid, signal.SIGUSR1)  # the truth starts with sampling...
+        rc, _, err = finish(tool)
+        os.kill(proc.pid, signal.SIGUSR2)  # ...and ends with it
+        assert rc == 0, err
+        truth = read_json(scratch.host_path("state.json"), key="frozen")
+    finally:
+        proc.kill()
+        scratch.cleanup()
+    with open(out, encoding="utf-8") as fp:
+        rows = parse_folded(fp.read())
+    return rows, truth, err
+
+
+def names(frames):
+    return [f.rsplit(" (", 1)[0] for f in frames]
+
+
+def task_of(frames):
+    """The innermost <task ...> frame of a stack, or None."""
+    tasks = [f for f in names(frames) if f.startswith("<task ")]
+    return tasks[-1][len("<task "):-1] if tasks else None
+
+
+@pytest.fixture(scope="module")
+def profiled(interp, pyprofile, tmp_path_factory):
+    needs_asyncio_support(interp)
+    return profile_tasks(interp, pyprofile, tmp_path_factory.mktemp("async-prof-" + interp.id),
+                         ["--async"])
+
+
+def test_pyprofile_async_roots_samples_in_tasks(profiled):
+    """Every sample of a burner's burst is rooted in its task's await chain:
+    the tasks awaiting it and their coroutines, then <task NAME>, then the
+    task's own frames; the event loop's frames below a task are gone."""
+    rows, truth, err = profiled
+    burning = [(fr, c) for fr, _, c in rows if "burn" in names(fr)]
+    assert sum(c for _, c in burning) >= 300, "too few samples:\n%s" % err
+    unrooted = sum(c for fr, c in burning if task_of(fr) is None)
+    assert unrooted <= 0.02 * sum(c for _, c in burning), (unrooted, err)
+    for fr, c in burning:
+        task = task_of(fr)
+        if task is None:
+            continue
+        n = names(fr)
+        want = ROOTS[task]
+        got = [x for x in n[:n.index("<task %s>" % task) + 1]
+               if x.startswith("<task ") or x in want]
+        assert got == want, "root of %s: %s" % (task, fr)
+        assert n[n.index("<task %s>" % task) + 1:][:3] == ["burner", "burst", "burn"], fr
+        assert "Handle._run" not in n and "BaseEventLoop.run_forever" not in n, fr
+    assert "--async:" in err and "asyncio tasks named" in err, err
+
+
+def test_pyprofile_async_shares_match_truth(profiled):
+    """Each task's share of the burning samples is within a few points of the
+    CPU the task measured itself."""
+    rows, truth, err = profiled
+    counted = {t: 0 for t in BURNERS}
+    for fr, _, c in rows:
+        if "burn" in names(fr) and task_of(fr) in counted:
+            counted[task_of(fr)] += c
+    total = sum(counted.values())
+    spent = truth["spent"]
+    assert min(truth["calls"][t] for t in BURNERS) >= 10, truth
+    for t in BURNERS:
+        got, want = counted[t] / total, spent[t] / sum(spent[x] for x in BURNERS)
+        assert abs(got - want) <= SHARE_TOLERANCE, "%s: %.1f%% of samples, truth %.1f%% (%s, %s)" % (
+            t, 100 * got, 100 * want, counted, spent)
+
+
+def test_pyprofile_without_async_has_no_task_frames(interp, pyprofile, tmp_path):
+    """The same program without --async: stacks as before, from the loop."""
+    needs_asyncio_support(interp)
+    if interp.kind != "host":
+        pytest.skip("one interpreter is enough for the default path")
+    rows, truth, err = profile_tasks(interp, pyprofile, tmp_path, [])
+    assert not any(task_of(fr) for fr, _, _ in rows)
+    assert "--async" not in err
+    burning = [names(fr) for fr, _, _ in rows if "burn" in names(fr)]
+    assert burning and all("Handle._run" in n for n in burning)

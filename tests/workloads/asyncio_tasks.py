@@ -6,10 +6,12 @@ Usage:
       Builds the tasks below, lets every one reach its await, writes OUT.json,
       then the task "spinner" spins forever (the running task of the main
       thread's loop). The process stays until killed.
-  python asyncio_tasks.py OUT.json cpu SECONDS
-      Tasks burn CPU between awaits in shares 1:2:3 for SECONDS, each measuring
-      its own CPU (time.thread_time() around each burst), then write OUT.json
-      and exit.
+  python asyncio_tasks.py OUT.json cpu
+      Tasks burn CPU between awaits in shares about 1:2:3, forever, each
+      measuring its own CPU (time.thread_time() around each burst). Like
+      cpu_shares.py: OUT.json ({"pid", "ready"}) is rewritten every 0.2 s;
+      SIGUSR1 opens the measured window, SIGUSR2 closes it ("frozen": true,
+      "spent": CPU seconds per task, "calls": bursts per task).
 
 park's tasks (parent -> the tasks it awaits):
   main      (asyncio.run's task) -> TaskGroup: crawler-1..3, spinner
@@ -33,6 +35,8 @@ Runs on Python 3.11+.
 import asyncio
 import json
 import os
+import random
+import signal
 import sys
 import threading
 import time
@@ -200,8 +204,9 @@ async def park_main(path):
 
 # ------------------------------------------------------------------ cpu mode
 
-CPU = {}           # task name -> CPU seconds it measured around its bursts
-UNIT = 20000       # loop iterations of one unit of work
+UNIT = 20000                      # loop iterations of one unit of work
+WINDOW = {"open": True, "frozen": False}
+CALLS = {}                        # task name -> [(units, CPU seconds)] of its bursts
 
 
 def burn(units):
@@ -218,27 +223,65 @@ async def burst(units):
     return time.thread_time() - t0
 
 
-async def burner(name, units, until):
-    CPU[name] = 0.0
-    while time.monotonic() < until:
-        CPU[name] += await burst(units)
+async def burner(name, nominal, seed):
+    """Bursts of random size (seeded, 0.5-1.5 x nominal: no fixed period for
+    the sampling timer to fall in step with), each followed by an await."""
+    rng = random.Random(seed)
+    CALLS[name] = []
+    while True:
+        units = rng.randint(max(1, nominal * 5), nominal * 15)
+        spent = await burst(units)
+        if WINDOW["open"]:
+            CALLS[name].append((units, spent))
         await asyncio.sleep(0)
 
 
-async def child_of(name, units, until):
-    child = asyncio.get_running_loop().create_task(burner(name, units, until), name=name)
+async def child_of(name, nominal, seed):
+    child = asyncio.get_running_loop().create_task(burner(name, nominal, seed), name=name)
     await child
 
 
-async def cpu_main(path, seconds):
+def median(values):
+    v = sorted(values)
+    return v[len(v) // 2] if v else 0.0
+
+
+def write_state(path, ready):
+    # units x median CPU per unit: immune to the hypervisor pauses that
+    # inflate one burst's thread_time (see cpu_shares.py)
+    spent = {k: sum(u for u, _ in v) * median([s / u for u, s in v]) for k, v in CALLS.items()}
+    write_json(path, {"pid": os.getpid(), "ready": ready, "frozen": WINDOW["frozen"],
+                      "version": list(sys.version_info[:3]),
+                      "calls": {k: len(v) for k, v in CALLS.items()}, "spent": spent})
+
+
+async def reporter(path):
+    start = time.monotonic()
+    while True:
+        await asyncio.sleep(0.2)
+        write_state(path, time.monotonic() - start > 1.0)
+
+
+def open_window(signum, frame):
+    for v in CALLS.values():
+        v.clear()
+    WINDOW["open"], WINDOW["frozen"] = True, False
+
+
+def close_window(signum, frame):
+    WINDOW["open"], WINDOW["frozen"] = False, True
+
+
+async def cpu_main(path):
     asyncio.current_task().set_name("main")
-    until = time.monotonic() + seconds
+    signal.signal(signal.SIGUSR1, open_window)
+    signal.signal(signal.SIGUSR2, close_window)
     async with asyncio.TaskGroup() as tg:
-        tg.create_task(burner("burner-1", 1, until), name="burner-1")
-        tg.create_task(burner("burner-2", 2, until), name="burner-2")
+        tg.create_task(reporter(path), name="reporter")
+        tg.create_task(burner("burner-1", 1, 1), name="burner-1")
+        tg.create_task(burner("burner-2", 2, 2), name="burner-2")
         # burner-3 runs under a parent task that awaits it
-        tg.create_task(child_of("burner-3", 3, until), name="parent")
-    write_json(path, {"pid": os.getpid(), "version": list(sys.version_info[:3]), "cpu": CPU})
+        tg.create_task(child_of("burner-3", 3, 3), name="parent")
 
 
 def main():
@@ -246,9 +289,9 @@ def main():
     if len(sys.argv) == 2:
         asyncio.run(park_main(path))
     elif sys.argv[2] == "cpu":
-        asyncio.run(cpu_main(path, float(sys.argv[3])))
+        asyncio.run(cpu_main(path))
     else:
-        sys.exit("usage: asyncio_tasks.py OUT.json [cpu SECONDS]")
+        sys.exit("usage: asyncio_tasks.py OUT.json [cpu]")
 
 
 if __name__ == "__main__":
