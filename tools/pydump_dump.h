@@ -75,6 +75,7 @@ struct dump {
 	struct dump_thread *threads;
 	size_t nthreads;
 	struct native_proc *native; /* --native: the process's code mappings */
+	void *codes;                /* code objects read so far (pydump_collect.c) */
 };
 
 /*
