@@ -262,9 +262,14 @@ int dump_collect(struct dump *d, pid_t pid, const struct dump_options *opts,
 		if (t->t.host_tid) {
 			proc_comm(d->p.pid, t->t.host_tid, t->comm, sizeof(t->comm));
 			t->have_state = proc_wait_read(d->p.pid, t->t.host_tid, &t->k) == 0;
-			/* gcore records no CPU times: zeros there mean unknown */
-			if (core && t->k.user_ns == 0 && t->k.system_ns == 0)
+			/* gcore records no CPU times: zeros there mean unknown; the
+			 * kernel gives the main thread the whole process's */
+			if (core && ((t->k.user_ns == 0 && t->k.system_ns == 0) ||
+				     t->t.host_tid == core->pid)) {
+				if (t->t.host_tid == core->pid && t->k.user_ns > 0)
+					d->process_cpu_ns = t->k.user_ns + t->k.system_ns;
 				t->k.user_ns = t->k.system_ns = PROC_WAIT_UNKNOWN;
+			}
 		}
 		read_thread(d, t, pf);
 	}

@@ -10,9 +10,14 @@ Five threads, each stuck in its own way:
   report                  computes a report, on CPU the whole time
 and the main thread waits for the service to stop.
 
-Usage: python3 stuck_demo.py      (Ctrl-C or kill to stop)
+Usage: python3 stuck_demo.py [--crash]   (Ctrl-C or kill to stop)
+
+With --crash, a sixth thread ("exporter") reads address 0 through ctypes
+after five seconds: the process dies of SIGSEGV (and dumps core where
+ulimit -c and /proc/sys/kernel/core_pattern allow), for pydump --core.
 """
 import socket
+import sys
 import threading
 import time
 
@@ -49,6 +54,12 @@ def report(orders):
             totals[customer] = totals.get(customer, 0) + amount
 
 
+def export(delay):
+    import ctypes
+    time.sleep(delay)
+    ctypes.string_at(0)            # a bug in a C extension, say
+
+
 def main():
     north, south = Warehouse("north", 120), Warehouse("south", 80)
     server = socket.socket()
@@ -65,6 +76,8 @@ def main():
         threading.Thread(target=scheduler, args=(3600,), name="scheduler"),
         threading.Thread(target=report, args=(orders,), name="report"),
     ]
+    if "--crash" in sys.argv:
+        threads.append(threading.Thread(target=export, args=(5,), name="exporter"))
     for t in threads:
         t.daemon = True
         t.start()
