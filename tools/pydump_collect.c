@@ -55,20 +55,76 @@ struct dump_frame *dump_add_frame(struct dump_thread *t, enum dump_frame_kind ki
 	return f;
 }
 
+/*
+ * Code objects read once per dump: threads share most of their code (the
+ * threading module's frames, the same functions). An entry is used again
+ * only when the object at that address still has the same identity (its
+ * name, file and line table objects and first line).
+ */
+#define CODE_CACHE 1024
+
+struct code_cache {
+	bool used;
+	uint64_t addr;
+	struct py_code_info ci;
+};
+
+static bool same_identity(const struct py_code_identity *a, const struct py_code_identity *b)
+{
+	return a->type == b->type && a->name == b->name && a->filename == b->filename &&
+	       a->linetable == b->linetable && a->firstlineno == b->firstlineno &&
+	       a->ident == b->ident;
+}
+
+static const struct py_code_info *code_info(struct dump *d, uint64_t code)
+{
+	struct code_cache *c;
+	struct py_code_identity id;
+
+	if (!d->codes) {
+		d->codes = calloc(CODE_CACHE, sizeof(struct code_cache));
+		if (!d->codes)
+			return NULL;
+	}
+	c = &((struct code_cache *)d->codes)[(code >> 4) % CODE_CACHE];
+	if (c->used && c->addr == code && py_code_identity_read(&d->p, code, &id) == 0 &&
+	    same_identity(&id, &c->ci.ident))
+		return &c->ci;
+	if (c->used)
+		py_code_info_free(&c->ci);
+	c->used = false;
+	if (py_code_read(&d->p, code, &c->ci) < 0)
+		return NULL;
+	c->used = true;
+	c->addr = code;
+	return &c->ci;
+}
+
+static void free_code_cache(struct dump *d)
+{
+	struct code_cache *c = d->codes;
+
+	for (size_t i = 0; c && i < CODE_CACHE; i++)
+		if (c[i].used)
+			py_code_info_free(&c[i].ci);
+	free(c);
+	d->codes = NULL;
+}
+
 static void python_frame(struct dump *d, struct dump_thread *t, const struct py_frame *pf)
 {
-	struct py_code_info ci;
+	const struct py_code_info *ci;
 	struct dump_frame *f;
 
-	if ((pf->flags & PY_FRAME_UNREADABLE) || py_code_read(&d->p, pf->code, &ci) < 0) {
+	if ((pf->flags & PY_FRAME_UNREADABLE) || !(ci = code_info(d, pf->code))) {
 		dump_add_frame(t, DUMP_FRAME_UNREADABLE);
 		return;
 	}
 	f = dump_add_frame(t, DUMP_FRAME_PYTHON);
 	if (f) {
-		f->name = strdup(ci.name);
-		f->file = strdup(ci.filename);
-		f->line = py_code_line(&d->p, &ci, pf->instr_offset);
+		f->name = strdup(ci->name);
+		f->file = strdup(ci->filename);
+		f->line = py_code_line(&d->p, ci, pf->instr_offset);
 		if (d->opts.locals && d->objs_ok) {
 			struct py_local tmp[PY_LOCALS_MAX];
 			int n = py_frame_locals(&d->objs, pf, tmp, PY_LOCALS_MAX);
@@ -83,7 +139,6 @@ static void python_frame(struct dump *d, struct dump_thread *t, const struct py_
 			}
 		}
 	}
-	py_code_info_free(&ci);
 }
 
 /* Python frames of one thread, and what its futex wait means. */
@@ -207,9 +262,14 @@ int dump_collect(struct dump *d, pid_t pid, const struct dump_options *opts,
 		if (t->t.host_tid) {
 			proc_comm(d->p.pid, t->t.host_tid, t->comm, sizeof(t->comm));
 			t->have_state = proc_wait_read(d->p.pid, t->t.host_tid, &t->k) == 0;
-			/* gcore records no CPU times: zeros there mean unknown */
-			if (core && t->k.user_ns == 0 && t->k.system_ns == 0)
+			/* gcore records no CPU times: zeros there mean unknown; the
+			 * kernel gives the main thread the whole process's */
+			if (core && ((t->k.user_ns == 0 && t->k.system_ns == 0) ||
+				     t->t.host_tid == core->pid)) {
+				if (t->t.host_tid == core->pid && t->k.user_ns > 0)
+					d->process_cpu_ns = t->k.user_ns + t->k.system_ns;
 				t->k.user_ns = t->k.system_ns = PROC_WAIT_UNKNOWN;
+			}
 		}
 		read_thread(d, t, pf);
 	}
@@ -238,6 +298,7 @@ void dump_free(struct dump *d)
 	free(d->threads);
 	d->threads = NULL;
 	d->nthreads = 0;
+	free_code_cache(d);
 	if (d->native) {
 		native_proc_close(d->native);
 		free(d->native);

@@ -68,6 +68,7 @@ struct dump {
 	pid_t pid; /* as the user knows it (a core's recorded pid) */
 	const struct core_file *core;
 	const char *core_path;
+	int64_t process_cpu_ns; /* core: the whole process's CPU time; 0 if unknown */
 	struct dump_options opts;
 	struct py_objects objs;
 	bool objs_ok;
@@ -75,6 +76,7 @@ struct dump {
 	struct dump_thread *threads;
 	size_t nthreads;
 	struct native_proc *native; /* --native: the process's code mappings */
+	void *codes;                /* code objects read so far (pydump_collect.c) */
 };
 
 /*

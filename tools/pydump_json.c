@@ -287,6 +287,8 @@ static void process_json(FILE *out, const struct dump *d)
 		jaddr(out, crash ? d->core->fault_addr : 0);
 		fputs(", \"thread\": ", out);
 		jtid(out, crash ? d->core->threads[0].tid : 0);
+		fputs(", \"process_cpu_s\": ", out);
+		jsec(out, d->process_cpu_ns > 0 ? d->process_cpu_ns : PROC_WAIT_UNKNOWN);
 		fputs("}", out);
 		}
 	} else {

@@ -255,8 +255,12 @@ static void print_header(FILE *out, const struct dump *d)
 	if (d->core && dump_core_crashed(d->core)) {
 		const char *sig = dump_signal_name(d->core->signo);
 
-		fprintf(out, "Killed by %s (signal %d) in thread %d\n", sig ? sig : "a signal",
+		fprintf(out, "Killed by %s (signal %d) in thread %d", sig ? sig : "a signal",
 			d->core->signo, (int)d->core->threads[0].tid);
+		if (d->process_cpu_ns > 0)
+			fprintf(out, "; the process had used %.3fs of CPU",
+				(double)d->process_cpu_ns / NS_PER_SEC);
+		fprintf(out, "\n");
 	} else if (d->core) {
 		fprintf(out, "Not a crash: taken from the process while it ran (gcore)\n");
 	}

@@ -108,8 +108,8 @@ static int read_name(const struct py_objects *o, uint64_t name, char *buf, size_
 	return 0;
 }
 
-int py_frame_locals(const struct py_objects *o, const struct py_frame *f, struct py_local *out,
-		    size_t max)
+static int frame_variables(const struct py_objects *o, const struct py_frame *f,
+			   struct py_local *out, size_t max, bool full)
 {
 	const struct py_offsets *off = &o->p->off;
 	uint64_t names[NAMES_MAX], values[NAMES_MAX];
@@ -162,7 +162,8 @@ int py_frame_locals(const struct py_objects *o, const struct py_frame *f, struct
 		if (!v)
 			continue; /* unbound */
 		memset(l, 0, sizeof(*l));
-		if (read_name(o, names[i], l->name, sizeof(l->name)) < 0)
+		l->name_obj = names[i];
+		if (full && read_name(o, names[i], l->name, sizeof(l->name)) < 0)
 			snprintf(l->name, sizeof(l->name), "<unreadable name %zu>", i);
 		l->kind = i < nargs ? PY_LOCAL_ARG
 			  : (kinds[i] & FAST_FREE) ? PY_LOCAL_FREE
@@ -172,9 +173,22 @@ int py_frame_locals(const struct py_objects *o, const struct py_frame *f, struct
 			snprintf(l->repr, sizeof(l->repr), "%lld", (long long)((int64_t)v >> 2));
 		} else {
 			l->value = v;
-			py_obj_repr(o, v, l->repr, sizeof(l->repr));
+			if (full)
+				py_obj_repr(o, v, l->repr, sizeof(l->repr));
 		}
 		count++;
 	}
 	return (int)count;
+}
+
+int py_frame_locals(const struct py_objects *o, const struct py_frame *f, struct py_local *out,
+		    size_t max)
+{
+	return frame_variables(o, f, out, max, true);
+}
+
+int py_frame_values(const struct py_objects *o, const struct py_frame *f, struct py_local *out,
+		    size_t max)
+{
+	return frame_variables(o, f, out, max, false);
 }

@@ -24,7 +24,8 @@ enum py_local_kind {
 };
 
 struct py_local {
-	char name[64];
+	char name[64];           /* "" when read without names */
+	uint64_t name_obj;       /* the str object of the name */
 	enum py_local_kind kind;
 	uint64_t value;          /* the object (a cell's content); 0 if unreadable */
 	char repr[PY_REPR_MAX];  /* py_obj_repr() of it */
@@ -37,6 +38,11 @@ struct py_local {
  * object or its name tables cannot be read.
  */
 int py_frame_locals(const struct py_objects *o, const struct py_frame *f, struct py_local *out,
+		    size_t max);
+
+/* The same, values only: no names read (name_obj still set), no reprs.
+ * For searches that look at every variable and name one of them. */
+int py_frame_values(const struct py_objects *o, const struct py_frame *f, struct py_local *out,
 		    size_t max);
 
 const char *py_local_kind_name(enum py_local_kind kind);

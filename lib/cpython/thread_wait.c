@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cpython/code.h"
 #include "cpython/gil.h"
 #include "cpython/locals.h"
 #include "sys/remote_mem.h"
@@ -11,6 +12,7 @@
 #define FRAMES_SEARCHED 2  /* innermost Python frames whose variables are looked at */
 #define ATTRS_SEARCHED 64  /* attributes of each instance variable */
 #define GLOBALS_SEARCHED 512
+#define TPFLAGS_HEAPTYPE (1UL << 9)
 
 struct search {
 	const struct py_objects *o;
@@ -26,6 +28,38 @@ static bool is_lock_type(const char *name)
 }
 
 /*
+ * Which types are lock types, by address, per process: the search looks at
+ * hundreds of objects per waiting thread, and reading each type's name
+ * costs a few reads. A small direct-mapped cache; a type object lives as
+ * long as its objects, and one dump takes milliseconds.
+ */
+#define TYPE_CACHE 512
+
+static bool lock_type_of(const struct py_objects *o, uint64_t type, char *name, size_t len)
+{
+	static struct {
+		pid_t pid;
+		uint64_t type;
+		bool is_lock;
+		char name[16];
+	} cache[TYPE_CACHE];
+	unsigned slot = (unsigned)((type >> 4) ^ (type >> 16)) % TYPE_CACHE;
+
+	if (cache[slot].type == type && cache[slot].pid == o->p->pid) {
+		snprintf(name, len, "%s", cache[slot].name);
+		return cache[slot].is_lock;
+	}
+	if (py_type_name(o, type, name, len) < 0)
+		return false;
+	cache[slot].pid = o->p->pid;
+	cache[slot].type = type;
+	cache[slot].is_lock = is_lock_type(name);
+	snprintf(cache[slot].name, sizeof(cache[slot].name), "%s",
+		 cache[slot].is_lock ? name : "");
+	return cache[slot].is_lock;
+}
+
+/*
  * Whether obj is a lock whose waiters sleep on key: the lock's first
  * field is the mutex (3.13+ PyMutex; key is its address) or points to it
  * (a PyThread_type_lock: the semaphore of 3.8-3.12, or a heap PyMutex).
@@ -35,7 +69,7 @@ static bool lock_matches(const struct py_objects *o, uint64_t obj, const uint64_
 {
 	uint64_t first = 0, t = py_obj_type(o, obj);
 
-	if (!t || py_type_name(o, t, type, len) < 0 || !is_lock_type(type))
+	if (!t || !lock_type_of(o, t, type, len))
 		return false;
 	for (int i = 0; i < 2; i++)
 		if (keys[i] && obj + (uint64_t)o->hdr == keys[i])
@@ -76,26 +110,37 @@ static int check_item(uint64_t key, uint64_t value, void *arg)
 	return 1;
 }
 
+/* A variable's name, read only for the one that matched. */
+static const char *local_name(const struct py_objects *o, struct py_local *l)
+{
+	if (!l->name[0] && py_read_string(o->p, l->name_obj, l->name, sizeof(l->name)) < 0)
+		snprintf(l->name, sizeof(l->name), "?");
+	return l->name;
+}
+
 static void search_frame(struct search *s, const struct py_frame *f, bool innermost)
 {
 	struct py_local locals[64];
-	int n = py_frame_locals(s->o, f, locals, 64);
+	int n = py_frame_values(s->o, f, locals, 64);
 
 	for (int i = 0; i < n && !s->found; i++) {
 		char type[48];
 
 		if (lock_matches(s->o, locals[i].value, s->keys, type, sizeof(type))) {
 			s->prefix = "local ";
-			found(s, locals[i].value, type, locals[i].name);
+			found(s, locals[i].value, type, local_name(s->o, &locals[i]));
 		}
 	}
 	/* the attributes of instance variables (self._lock) */
 	for (int i = 0; i < n && !s->found && innermost; i++) {
 		char prefix[72];
+		uint64_t type = py_obj_type(s->o, locals[i].value), flags = 0;
 
-		if (!locals[i].value || locals[i].repr[0] != '<')
-			continue; /* only objects of classes can have attributes */
-		snprintf(prefix, sizeof(prefix), "%.63s.", locals[i].name);
+		/* only instances of Python classes (heap types) have attributes to look at */
+		if (!type || remote_read_u64(s->o->p->pid, type + (uint64_t)s->o->type_flags,
+					     &flags) < 0 || !(flags & TPFLAGS_HEAPTYPE))
+			continue;
+		snprintf(prefix, sizeof(prefix), "%.63s.", local_name(s->o, &locals[i]));
 		s->prefix = prefix;
 		py_obj_attrs_each(s->o, locals[i].value, ATTRS_SEARCHED, check_item, s);
 		s->prefix = "";

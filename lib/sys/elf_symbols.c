@@ -40,16 +40,20 @@ static int load_table(struct elf_symtab *t, Elf *elf, Elf64_Word type)
 				name = elf_strptr(elf, sh.sh_link, sym.st_name);
 				if (!name || !name[0])
 					continue;
+				/* "clock_nanosleep@@GLIBC_2.17": the name without its version */
+				size_t len = strcspn(name, "@");
+
 				if (pass == 0) {
-					names_len += strlen(name) + 1;
+					names_len += len + 1;
 					t->n++;
 					continue;
 				}
 				t->v[used].start = sym.st_value;
 				t->v[used].size = sym.st_size;
 				t->v[used].name = t->names + names_len;
-				memcpy(t->names + names_len, name, strlen(name) + 1);
-				names_len += strlen(name) + 1;
+				memcpy(t->names + names_len, name, len);
+				t->names[names_len + len] = '\0';
+				names_len += len + 1;
 				used++;
 			}
 			if (pass == 0) {
