@@ -18,6 +18,7 @@
 #include "bpf/bpf_cache.h"
 #include "bpf/prog_load.h"
 #include "sys/clock.h"
+#include "sys/proc_maps.h"
 #include "sys/cpu_list.h"
 
 static bool path_exists(const char *path)
@@ -69,6 +70,18 @@ int bpfmod_environment_check(char *err, size_t len)
 			 "must be run as root (BPF programs need CAP_BPF, CAP_PERFMON and "
 			 "CAP_SYS_ADMIN).\n  Fix: sudo %s",
 			 "<the same command>");
+		return -1;
+	}
+	/* BPF names processes by their ids in the host's PID namespace, which
+	 * a namespace below it cannot translate: every target would look
+	 * absent (0 samples, no word why) */
+	if (!proc_self_in_host_pid_ns()) {
+		snprintf(err, len,
+			 "runs in a PID namespace of its own (a container without the host's "
+			 "process ids): BPF sees the host's process ids, which cannot be "
+			 "matched to this namespace's.\n"
+			 "  Fix: run it in the host's PID namespace (docker run --pid=host, "
+			 "kubectl: hostPID: true) or from the host.");
 		return -1;
 	}
 	uname(&u);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sys/remote_mem.h"
@@ -299,4 +300,15 @@ int proc_exe_path(pid_t pid, char *path, size_t len)
 		return img->exe(img->ctx, path, len);
 	snprintf(path, len, "/proc/%d/exe", (int)pid);
 	return 0;
+}
+
+bool proc_self_in_host_pid_ns(void)
+{
+	struct stat st;
+
+	/* the kernel's initial PID namespace has a fixed inode number
+	 * (PROC_PID_INIT_INO); if /proc cannot say, assume the host's */
+	if (stat("/proc/self/ns/pid", &st) < 0)
+		return true;
+	return st.st_ino == 0xEFFFFFFCu;
 }

@@ -39,6 +39,10 @@ struct proc_thread_id {
 /* Fills up to max entries; returns the count or a negative errno. */
 int proc_list_threads(pid_t pid, struct proc_thread_id *out, size_t max);
 
+/* Whether this process runs in the kernel's initial (the host's) PID
+ * namespace. */
+bool proc_self_in_host_pid_ns(void);
+
 /* The pid as seen inside the process's own PID namespace (NSpid). */
 int proc_ns_pid(pid_t pid, pid_t *ns_pid);
 
