@@ -34,27 +34,6 @@ static int compare_threads(const void *a, const void *b, void *arg)
 	return (x->t.host_tid > y->t.host_tid) - (x->t.host_tid < y->t.host_tid);
 }
 
-struct dump_frame *dump_add_frame(struct dump_thread *t, enum dump_frame_kind kind)
-{
-	struct dump_frame *f;
-
-	if (t->nframes == t->frames_cap) {
-		size_t cap = t->frames_cap ? 2 * t->frames_cap : 16;
-		struct dump_frame *v = realloc(t->frames, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		t->frames = v;
-		t->frames_cap = cap;
-	}
-	f = &t->frames[t->nframes++];
-	memset(f, 0, sizeof(*f));
-	f->kind = kind;
-	f->line = -1;
-	f->nlocals = -1;
-	return f;
-}
-
 /*
  * Code objects read once per dump: threads share most of their code (the
  * threading module's frames, the same functions). An entry is used again
