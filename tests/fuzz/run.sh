@@ -76,7 +76,8 @@ declare -A RUNS=(
     [eh_frame]=3000 [dwarf_offsets]=2000 [proc_maps]=800 [py_code]=30000
     [code_names]=8000 [py_frames]=30000 [py_threads]=8000 [report_folded]=30000
     [report_svg]=15000 [report_speedscope]=30000 [report_pprof]=6000
-    [bpf_image]=20000
+    [bpf_image]=20000 [core_file]=5000 [py_objects]=10000 [cfi_unwind]=5000
+    [proc_net]=20000
 )
 
 say() { printf 'fuzz: %s\n' "$*"; }
@@ -429,7 +430,7 @@ keep_finding() {
 # pointers feed libFuzzer's mutations), and it runs from the build
 # directory with relative paths and a fixed environment.
 explore_fixed() {
-    local t=fuzz_$1 log=$B/logs/fuzz_$1.log runs=${FUZZ_RUNS:-${RUNS[$1]}} rc=0 ft f
+    local t=fuzz_$1 log=$B/logs/fuzz_$1.log runs=${FUZZ_RUNS:-${RUNS[$1]:-5000}} rc=0 ft f
     local seeds=()
     rm -rf "$B/work/$t" "$B/work/$t.seeds"
     mkdir -p "$B/work/$t" "$B/artifacts/$t"
