@@ -12,11 +12,14 @@
  *
  * Compile-time parameters (-D): PYSTACKS_SIZE, COUNTS_SIZE (pystacks.bpf.h),
  * STACK_STORAGE_SIZE, USER_STACKS, KERNEL_STACKS, MIN_US, MAX_US,
- * THREAD_FILTER (0 or a host tid).
+ * THREAD_FILTER (0 or a host tid), PYB_ASYNC (--async: a thread that
+ * blocks inside an asyncio task blocks its event loop; the time is charged
+ * to the task, see asyncio.bpf.h).
  */
 #include <uapi/linux/ptrace.h>
 
 #include "pystacks.bpf.h"
+#include "asyncio.bpf.h"
 
 struct offcpu_start {
 	u64 ts;      /* switched out */
@@ -57,6 +60,8 @@ static __always_inline void switched_out(void *ctx, long prev_state, u64 now)
 	bpf_get_current_comm(&st->key.comm, sizeof(st->key.comm));
 	pyb_stat(PYB_STAT_SAMPLES);
 	st->key.pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
+	if (st->key.pystack)
+		PYB_ASYNC_KEY(ctx, &st->key, s, pid);
 	st->key.user_stack = USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS)
 				     ? stack_traces.get_stackid(ctx, BPF_F_USER_STACK)
 				     : -1;

@@ -362,3 +362,61 @@ def test_pyprofile_without_async_has_no_task_frames(interp, pyprofile, tmp_path)
     assert "--async" not in err
     burning = [names(fr) for fr, _, _ in rows if "burn" in names(fr)]
     assert burning and all("Handle._run" in n for n in burning)
+
+
+# ----------------------------------------------------------------- pyoffcpu --async
+
+@pytest.fixture(scope="module")
+def pyoffcpu():
+    from conftest import tool_path
+    path = tool_path("pyoffcpu")
+    if not os.access(path, os.X_OK):
+        pytest.fail("%s not built" % path)
+    return path
+
+
+def test_pyoffcpu_async_blocking_tasks(interp, pyoffcpu, tmp_path):
+    """Tasks that block their event loop in time.sleep (10 and 20 ms at a
+    time): pyoffcpu --async charges the blocked time to each task, rooted in
+    its await chain, in the shares the tasks measured themselves."""
+    from profiling import start_tool, finish, parse_folded, read_json
+    needs_asyncio_support(interp)
+    script = interp.place(os.path.join(WORKLOADS, "asyncio_tasks.py"))
+    scratch = interp.scratch(tmp_path)
+    out = str(tmp_path / "off.folded")
+    proc = interp.spawn([script, scratch.proc_path("state.json"), "block"])
+    try:
+        read_json(scratch.host_path("state.json"), key="ready")
+        tool = start_tool(pyoffcpu, ["--async", "-p", str(proc.pid), "-o", out,
+                                     "--format", "folded", "4"])
+        os.kill(proc.pid, signal.SIGUSR1)
+        rc, _, err = finish(tool)
+        os.kill(proc.pid, signal.SIGUSR2)
+        assert rc == 0, err
+        truth = read_json(scratch.host_path("state.json"), key="frozen")["blocked"]
+    finally:
+        proc.kill()
+        scratch.cleanup()
+    with open(out, encoding="utf-8") as fp:
+        rows = parse_folded(fp.read())
+    blocking = [(fr, us) for fr, _, us in rows if "block_once" in names(fr)]
+    total = sum(us for _, us in blocking)
+    assert total >= 1000000, "less than 1 s blocked in block_once:\n%s" % err
+    rooted = {"blocker-1": 0, "blocker-2": 0}
+    for fr, us in blocking:
+        task = task_of(fr)
+        if task in rooted:
+            rooted[task] += us
+            n = names(fr)
+            assert n[:n.index("<task %s>" % task) + 1] == [
+                "<task main>", "block_main", "TaskGroup.__aexit__", "<task %s>" % task] or \
+                [x for x in n if x.startswith("<task ") or x in (
+                    "block_main", "TaskGroup.__aexit__")][:4] == [
+                "<task main>", "block_main", "TaskGroup.__aexit__", "<task %s>" % task], fr
+            assert n[n.index("<task %s>" % task) + 1:][:2] == ["blocker", "block_once"], fr
+    assert sum(rooted.values()) >= 0.98 * total, (rooted, total, err)
+    for t in rooted:
+        got = rooted[t] / sum(rooted.values())
+        want = truth[t] / sum(truth.values())
+        assert abs(got - want) <= SHARE_TOLERANCE, "%s: %.1f%% of blocked time, truth %.1f%% (%s, %s)" % (
+            t, 100 * got, 100 * want, rooted, truth)

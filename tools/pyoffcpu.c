@@ -25,7 +25,7 @@ static const char usage_text[] =
 	"Usage: pyoffcpu [-h] [-p PID[,PID...] | -t TID] [-u] [-U | -K] [-m MIN_US]\n"
 	"                [-M MAX_US] [-R] [-f] [-d] [-H [--top N]] [-o FILE]\n"
 	"                [--format text|folded|svg|speedscope|pprof]\n"
-	"                [--stack-storage-size N] [-v] [--version] [duration]\n"
+	"                [--stack-storage-size N] [--async] [-v] [--version] [duration]\n"
 	"\n"
 	"Summarize the time Python threads spend off CPU (sleeping, waiting on I/O,\n"
 	"locks or the GIL) by Python, native and kernel stack, in microseconds.\n"
@@ -52,6 +52,8 @@ static const char usage_text[] =
 	"                       speedscope (JSON for speedscope.app) or pprof\n"
 	"                       (gzipped protobuf for go tool pprof, Pyroscope, Parca)\n"
 	"      --stack-storage-size N  room for distinct native/kernel stacks (16384)\n"
+	"      --async          root time a thread blocked inside an asyncio task (its\n"
+	"                       event loop blocked with it) in the task's await chain\n"
 	"  -v, --verbose        say how each process was recognised, BPF run time\n"
 	"      --version        print the version\n"
 	"  -h, --help           show this help\n"
@@ -64,15 +66,16 @@ static const char usage_text[] =
 	"    ./pyoffcpu -f -p 185 10 > out.folded   # folded stacks for flamegraph.pl\n"
 	"    ./pyoffcpu -p 185 -o off.svg --format svg 10   # off-CPU flame graph\n"
 	"    ./pyoffcpu -H -p 185 10      # how long each blocking call took\n"
-	"    ./pyoffcpu -R -p 185 10      # include time waiting for a CPU\n";
+	"    ./pyoffcpu -R -p 185 10      # include time waiting for a CPU\n"
+	"    ./pyoffcpu --async -p 185 10 # which asyncio task blocked the event loop\n";
 
-enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_TOP };
+enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_TOP, OPT_ASYNC };
 
 struct options {
 	struct cli cli;
 	long long min_us, max_us;
 	int stack_storage, top;
-	bool user_only, kernel_only, delimiter, runnable, histogram;
+	bool user_only, kernel_only, delimiter, runnable, histogram, tasks;
 };
 
 static int own_option(int opt, const char *arg, void *ctx)
@@ -123,6 +126,9 @@ static int own_option(int opt, const char *arg, void *ctx)
 			return -1;
 		}
 		return 0;
+	case OPT_ASYNC:
+		o->tasks = true;
+		return 0;
 	default:
 		return 1;
 	}
@@ -143,6 +149,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 		{ "histogram", no_argument, NULL, 'H' },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
+		{ "async", no_argument, NULL, OPT_ASYNC },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -171,10 +178,11 @@ static void print_header(const struct options *o, const struct tool_session *s)
 static int compile(struct tool_session *s, const struct options *o)
 {
 	char d_stack[48], d_user[24], d_kernel[24], d_min[40], d_max[40], d_tid[32];
-	const char *cflags[] = {
+	const char *cflags[9] = {
 		d_stack, d_user, d_kernel, d_min, d_max, d_tid,
 		"-DPYSTACKS_SIZE=65536", "-DCOUNTS_SIZE=65536",
 	};
+	int n = 8;
 
 	snprintf(d_stack, sizeof(d_stack), "-DSTACK_STORAGE_SIZE=%d", o->stack_storage);
 	snprintf(d_user, sizeof(d_user), "-DUSER_STACKS=%d", !o->kernel_only);
@@ -182,7 +190,9 @@ static int compile(struct tool_session *s, const struct options *o)
 	snprintf(d_min, sizeof(d_min), "-DMIN_US=%lldULL", o->min_us);
 	snprintf(d_max, sizeof(d_max), "-DMAX_US=%lldULL", o->max_us);
 	snprintf(d_tid, sizeof(d_tid), "-DTHREAD_FILTER=%d", (int)o->cli.tid);
-	return session_compile(s, pyoffcpu_bpf_text, cflags, sizeof(cflags) / sizeof(*cflags));
+	if (o->tasks)
+		cflags[n++] = "-DPYB_ASYNC=1";
+	return session_compile(s, pyoffcpu_bpf_text, cflags, n);
 }
 
 /* What the stacks do not show: the other kind of off-CPU time. */
@@ -208,6 +218,7 @@ int main(int argc, char **argv)
 	};
 	struct tool_session s = { .tool = "pyoffcpu" };
 	struct report rep;
+	struct async_tasks tasks;
 	int switch_fd, wakeup_fd, rc = 1;
 
 	if (parse_args(argc, argv, &o, &s) < 0)
@@ -221,6 +232,9 @@ int main(int argc, char **argv)
 	s.verbose = o.cli.verbose;
 	if (compile(&s, &o) < 0)
 		return 1;
+	async_tasks_init(&tasks, o.tasks ? bpfmod_table_fd(&s.bpf, "task_ids") : -1);
+	if (o.tasks)
+		s.tasks = &tasks;
 	s.pystacks_fd = bpfmod_table_fd(&s.bpf, "pystacks");
 	s.counts_fd = bpfmod_table_fd(&s.bpf, "counts");
 	s.stacks_fd = bpfmod_table_fd(&s.bpf, "stack_traces");
@@ -249,7 +263,8 @@ int main(int argc, char **argv)
 					  .kernel_stacks = !o.user_only,
 					  .only_tid = o.cli.tid,
 					  .include_runnable = o.runnable,
-					  .only_kind = -1 };
+					  .only_kind = -1,
+					  .tasks = s.tasks };
 	if (session_start_command(&s) < 0) {
 		rc = session_end_command(&s); /* 127: not found, as shells say */
 		goto out;
@@ -281,5 +296,6 @@ out:
 	if (cli_close_output(&o.cli) < 0)
 		rc = 1;
 	session_close(&s);
+	async_tasks_free(&tasks);
 	return rc;
 }

@@ -12,6 +12,10 @@ Usage:
       cpu_shares.py: OUT.json ({"pid", "ready"}) is rewritten every 0.2 s;
       SIGUSR1 opens the measured window, SIGUSR2 closes it ("frozen": true,
       "spent": CPU seconds per task, "calls": bursts per task).
+  python asyncio_tasks.py OUT.json block
+      Tasks blocker-1 and blocker-2 block the event loop in time.sleep (10
+      and 20 ms at a time) between awaits; OUT.json and the window as in
+      cpu mode, with "blocked": seconds each task spent in time.sleep.
 
 park's tasks (parent -> the tasks it awaits):
   main      (asyncio.run's task) -> TaskGroup: crawler-1..3, spinner
@@ -284,14 +288,64 @@ async def cpu_main(path):
         tg.create_task(child_of("burner-3", 3, 3), name="parent")
 
 
+# ------------------------------------------------------------------ block mode
+
+BLOCKED = {}   # task name -> seconds it spent in time.sleep, blocking its loop
+
+
+async def blocker(name, seconds):
+    """Blocks the event loop (time.sleep in a coroutine: the classic bug),
+    one coroutine below the task's own, then lets the others run."""
+    BLOCKED[name] = 0.0
+    while True:
+        spent = await block_once(seconds)
+        BLOCKED[name] += spent  # read after the block: a window opened meanwhile counts
+        await asyncio.sleep(0)
+
+
+async def block_once(seconds):
+    t0 = time.monotonic()
+    time.sleep(seconds)
+    return time.monotonic() - t0
+
+
+def open_block_window(signum, frame):
+    for k in BLOCKED:
+        BLOCKED[k] = 0.0
+    WINDOW["open"], WINDOW["frozen"] = True, False
+
+
+async def block_reporter(path):
+    start = time.monotonic()
+    snap = dict(BLOCKED)
+    while True:
+        await asyncio.sleep(0.2)
+        if not WINDOW["frozen"]:
+            snap = dict(BLOCKED)
+        write_json(path, {"pid": os.getpid(), "ready": time.monotonic() - start > 1.0,
+                          "frozen": WINDOW["frozen"], "blocked": snap})
+
+
+async def block_main(path):
+    asyncio.current_task().set_name("main")
+    signal.signal(signal.SIGUSR1, open_block_window)
+    signal.signal(signal.SIGUSR2, close_window)
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(block_reporter(path), name="reporter")
+        tg.create_task(blocker("blocker-1", 0.01), name="blocker-1")
+        tg.create_task(blocker("blocker-2", 0.02), name="blocker-2")
+
+
 def main():
     path = sys.argv[1]
     if len(sys.argv) == 2:
         asyncio.run(park_main(path))
     elif sys.argv[2] == "cpu":
         asyncio.run(cpu_main(path))
+    elif sys.argv[2] == "block":
+        asyncio.run(block_main(path))
     else:
-        sys.exit("usage: asyncio_tasks.py OUT.json [cpu]")
+        sys.exit("usage: asyncio_tasks.py OUT.json [cpu|block]")
 
 
 if __name__ == "__main__":
