@@ -3,7 +3,7 @@
 not a test; it prints figures).
 
     sudo bench/pydump_threads.py [--threads N] [--depth D] [--runs R]
-                                 [--python PATH]
+                                 [--python PATH] [--fifo]
 
 Starts one Python process (default /usr/bin/python3.11) with N threads
 (default 100), each D Python frames deep (default 20) with a few variables
@@ -14,6 +14,9 @@ threads burn CPU instead). Then runs each pydump variant R times (default
 pydump's CPU time (user+sys from wait4, median) and the output size. The
 variants: plain, -l (variables), -n (native frames), -j -l -n (everything,
 as JSON). Also the same process as a core (gcore), with --core.
+
+--fifo runs pydump at SCHED_FIFO priority 50 (chrt -f 50): on a shared
+machine the wall time is then pydump's own, not its wait for a CPU.
 
 The workload is killed at the end, also on errors and Ctrl-C.
 """
@@ -103,24 +106,27 @@ def main():
     ap.add_argument("--depth", type=int, default=20)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--python", default="/usr/bin/python3.11")
+    ap.add_argument("--fifo", action="store_true", help="run pydump at SCHED_FIFO 50")
     args = ap.parse_args()
+    prefix = ["chrt", "-f", "50"] if args.fifo else []
     worker = subprocess.Popen([args.python, "-c", WORKER, str(args.threads), str(args.depth)],
                               stdout=subprocess.PIPE)
     try:
         assert worker.stdout.readline() == b"ready\n", "the workload did not start"
         time.sleep(1)
         pid = worker.pid
-        print("workload: %s, pid %d, %d threads + main, %d Python frames each; pydump %s"
-              % (args.python, pid, args.threads, args.depth + 3, PYDUMP))
+        print("workload: %s, pid %d, %d threads + main, %d Python frames each; pydump %s%s"
+              % (args.python, pid, args.threads, args.depth + 3, PYDUMP,
+                 " at SCHED_FIFO 50" if args.fifo else ""))
         for name, extra in (("plain", []), ("-l (variables)", ["-l"]),
                             ("-n (native frames)", ["-n"]), ("-j -l -n (all, JSON)", ["-j", "-l", "-n"])):
-            measure(name, [PYDUMP] + extra + ["-p", str(pid)], args.runs)
+            measure(name, prefix + [PYDUMP] + extra + ["-p", str(pid)], args.runs)
         with tempfile.TemporaryDirectory() as tmp:
             subprocess.run(["gcore", "-o", os.path.join(tmp, "core"), str(pid)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
             core = os.path.join(tmp, "core.%d" % pid)
             print("core: %d MB (gcore)" % (os.path.getsize(core) >> 20))
-            measure("--core -l -n", [PYDUMP, "--core", core, "-l", "-n"], args.runs)
+            measure("--core -l -n", prefix + [PYDUMP, "--core", core, "-l", "-n"], args.runs)
     finally:
         worker.kill()
         worker.wait()
