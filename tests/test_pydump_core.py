@@ -174,8 +174,11 @@ def crashed(interp, pydump, tmp_path_factory):
     try:
         script = interp.place(os.path.join(here, "workloads", "stuck.py"))
         with open(stderr_path, "wb") as err:
+            # cwd: where a wrapper that dies of the same signal (unshare
+            # re-raises its child's) leaves its own core, apart from the
+            # workload's
             proc = interp.spawn([script, scratch.proc_path("out.json"), how], stderr=err,
-                                preexec_fn=raise_core_limit)
+                                preexec_fn=raise_core_limit, cwd=str(host_tmp))
         c = Crash(interp, scratch, stderr_path)
         deadline = time.monotonic() + CRASH_TIMEOUT
         if how == "crash":

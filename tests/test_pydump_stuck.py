@@ -154,15 +154,26 @@ def test_sleep_time_left(stuck):
     assert t["frames"][0]["name"] == "sleeper"
 
 
-def test_burner_running(stuck):
-    """The thread in a pure-Python loop is running, has used CPU and holds
-    the GIL (no other thread asks for it)."""
+def schedstat_seconds(pid, tid):
+    with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as fp:
+        return int(fp.read().split()[0]) / 1e9
+
+
+def test_burner_running(stuck, pydump):
+    """The thread in a pure-Python loop is running, holds the GIL (no other
+    thread asks for it), and its CPU time is what the kernel counted
+    between just before and just after the look."""
     t = stuck.thread("burner")
     assert t["state"]["running"] or t["state"]["code"] == "R", t["state"]
     assert t["state"]["syscall"] is None
-    assert t["state"]["cpu_s"] > 0.05, t["state"]
     assert t["frames"][0]["name"] == "burner"
     assert t["gil"] and stuck.proc["gil_holder_tid"] == t["tid"], stuck.run.describe()
+    before = schedstat_seconds(stuck.w.pid, t["tid"])
+    run, doc = pydump_json(pydump, "-p", str(stuck.w.pid))
+    after = schedstat_seconds(stuck.w.pid, t["tid"])
+    cpu = by_name(doc["processes"][0])["burner"]["state"]["cpu_s"]
+    assert before - 1e-6 <= cpu <= after + 1e-6, (before, cpu, after)
+    assert cpu > 0
 
 
 def test_main_waits_in_condition(stuck):
