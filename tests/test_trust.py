@@ -121,10 +121,11 @@ parked_after_stdin()
 
 HOT = """import sys, time
 def hot_after_stdin():
-    end = time.time() + %d
-    while time.time() < end:
+    end = time.process_time() + %s
+    while time.process_time() < end:
         sum(range(1000))
 hot_after_stdin()
+sys.stdout.write("hot done\\n"); sys.stdout.flush()
 """
 
 
@@ -161,12 +162,17 @@ def test_pyprofile_waits_for_a_frame(py, tmp_path):
     late, idle = StdinPython(py), StdinPython(py)
     out = str(tmp_path / "out.folded")
     try:
+        # ended by Ctrl-C once the hot function used its CPU time: how
+        # long that takes depends on the machine's load
         tool = start_tool(tool_path("pyprofile"),
                           ["-F", "199", "-o", out, "--format", "folded",
-                           "-p", "%d,%d" % (late.pid, idle.pid), "6"], START_TIMEOUT)
+                           "-p", "%d,%d" % (late.pid, idle.pid), "300"], START_TIMEOUT)
         time.sleep(1.5)
-        late.send(HOT % 3)
-        rc, _, err = finish(tool, 6 + SLACK)
+        late.send(HOT % 1.0)
+        late.wait_line("hot done", timeout=240)
+        time.sleep(0.5)
+        tool.send_signal(signal.SIGINT)
+        rc, _, err = finish(tool, SLACK)
         rows = parse_folded(open(out).read())
     finally:
         late.close()
@@ -182,11 +188,13 @@ def test_pyprofile_waits_for_a_frame(py, tmp_path):
     assert "PID %d (" % late.pid not in err.split("waiting until one does")[-1], err
     m = re.search(r"^pyprofile: \d+ samples of (\d+) Python process", err, re.M)
     assert m and m.group(1) == "1", err
-    hot = [(f, n) for f, _, n in rows if f and frame_name(f[-1]) == "hot_after_stdin"]
-    assert sum(n for _, n in hot) >= 20, rows[:20]
-    for frames, _ in hot:
-        assert frames[-1].startswith("hot_after_stdin (<stdin>:"), frames
-        assert int(frames[-1].rsplit(":", 1)[1].rstrip(")")) in (4, 5), frames
+    hot = [([x for x in f if frame_name(x) == "hot_after_stdin"], n) for f, _, n in rows]
+    hot = [(f[0], n) for f, n in hot if f]
+    # 1 s of CPU at 199 Hz: about 200 samples (less what ran before the
+    # next check saw its frame, at most 0.2 s)
+    assert sum(n for _, n in hot) >= 100, rows[:20]
+    for frame, _ in hot:  # its own lines: the while and the sum
+        assert frame in ("hot_after_stdin (<stdin>:4)", "hot_after_stdin (<stdin>:5)"), frame
 
 
 # ------------------------------------------------------------ DWARF vs table
@@ -331,23 +339,22 @@ def test_prerelease_layouts(py, pydump):
 
 # ------------------------------------------------------------ ended first
 
-def _spawn_loop(seconds, counter):
-    """`python3 -c pass`, one after the other; every other one killed 5 ms
-    after it started, while the interpreter starts up (no tool can have
-    opened it by then)."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
+def _spawn_loop(count, counter):
+    """COUNT `python3 -c pass`, one after the other; every other one killed
+    5 ms after it started, while the interpreter starts up (no tool can
+    have opened it by then)."""
+    while len(counter) < count:
         p = subprocess.Popen([interpreters.HOST_PYTHON, "-c", "pass"])
         if len(counter) % 2:
             time.sleep(0.005)
             p.kill()
         p.wait()
-        counter.append(1)
+        counter.append(p.pid)
 
 
 @pytest.mark.parametrize("verbose", [False, True], ids=["quiet", "verbose"])
 def test_processes_that_end_first(verbose, tmp_path):
-    """System-wide pyprofile and pygil while `python3 -c pass` processes
+    """System-wide pyprofile and pygil while 30 `python3 -c pass` processes
     start and exit one after the other: the ones that end before they can
     be opened are no error. One summary line counts them; without -v no
     line per process ('no such process; skipped', 'cannot read the GIL
@@ -361,15 +368,15 @@ def test_processes_that_end_first(verbose, tmp_path):
         # ended by Ctrl-C once the loop is done: the tools' start-up times vary
         tools[name] = start_tool(tool_path(name), (["-v"] if verbose else []) + args + ["300"],
                                  START_TIMEOUT)
-    _spawn_loop(6, started)
+    _spawn_loop(30, started)
     for p in tools.values():
         p.send_signal(signal.SIGINT)
     results = {name: finish(p, SLACK) for name, p in tools.items()}
-    assert len(started) >= 20, len(started)  # the precondition: many short lives
     for name, (rc, _, err) in results.items():
         assert rc == 0, err
-        assert not re.search(r"(no such process|cannot read the GIL state).*; skipped$", err,
-                             re.M), err
+        # (other processes of the machine may be refused for their own reasons)
+        for pid in started:
+            assert not re.search(r"^%s: PID %d\b.*; skipped$" % (name, pid), err, re.M), err
         m = re.search(r"^%s: (\d+) Python process(?:es)? ended before (?:it|they) could be "
                       r"profiled( \(-v names them\))?$" % name, err, re.M)
         assert m, err

@@ -22,8 +22,8 @@
 enum py_target_state {
 	TARGET_PENDING,    /* not (yet) readable: starting up; retried for a while */
 	TARGET_WAITING,    /* readable, but no thread runs Python code, so its offsets are
-			      unchecked: validated again (less and less often, up to once
-			      a second) until a frame passes, for the whole run */
+			      unchecked: validated again (less and less often, down to 5
+			      times a second) until a frame passes, for the whole run */
 	TARGET_ACTIVE,     /* registered with BPF */
 	TARGET_NOT_PYTHON, /* not a Python process */
 	TARGET_REFUSED,    /* Python we must not read (unsupported, failed validation) */
