@@ -195,6 +195,7 @@ enum pyb_stat {
 	PYB_STAT_STACK_MAP_FULL,  /* stacks that could not be stored */
 	PYB_STAT_COUNT_MAP_FULL,  /* samples that could not be counted */
 	PYB_STAT_OTHER,           /* samples of other processes (ignored) */
+	PYB_STAT_IDLE,            /* samples of an idle CPU (some kernels take them) */
 	PYB_STAT_FILTERED,        /* pyoffcpu: intervals outside -m/-M */
 	PYB_STAT_MAX,
 };

@@ -26,7 +26,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct pyb_proc *proc = pyb_target(pid, &L, &s);
 
 	if (!proc) {
-		pyb_stat(PYB_STAT_OTHER);
+		pyb_stat(pid ? PYB_STAT_OTHER : PYB_STAT_IDLE);
 		return 0;
 	}
 	pyb_stat(PYB_STAT_SAMPLES);

@@ -131,10 +131,21 @@ def test_deep_stack_is_marked_truncated(pyprofile, tmp_path):
     assert r.returncode == 0, r.stderr
     rows = parse_folded(r.stdout)
     assert rows
+    script = os.path.join(WORKLOADS, "deep_stack.py")
+    total = sum(c for _, _, c in rows)
+    short = 0
     for frames, comm, count in rows:
         # innermost first would be the recursion: the cut side is the root
         assert frames[0] == "[truncated]", frames[:3]
-        assert len(frames) - 1 == 192
+        if len(frames) - 1 == 191:
+            # the innermost of the 192 frames read was the generator
+            # expression's, caught before its RETURN_GENERATOR: CPython
+            # calls such a frame incomplete and shows none, nor do we
+            assert frames[-1] == "deep_recursion (%s:8)" % script, frames[-3:]
+            short += count
+        else:
+            assert len(frames) - 1 == 192, (len(frames), frames[-3:])
+    assert short <= 0.05 * total, (short, total)
     assert "192 Python frames" in r.stderr
 
 

@@ -124,7 +124,7 @@ static void python_frame(struct dump *d, struct dump_thread *t, const struct py_
 static void read_thread(struct dump *d, struct dump_thread *t, struct py_frame *pf)
 {
 	bool truncated;
-	int n = py_frames_read(&d->p, t->t.tstate, pf, MAX_FRAMES, &truncated);
+	int n = py_frames_read_settled(&d->p, t->t.tstate, pf, MAX_FRAMES, &truncated);
 
 	if (n < 0) {
 		snprintf(t->error, sizeof(t->error), "%s", d->p.err);

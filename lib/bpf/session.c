@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "sys/cpu_list.h"
+#include "sys/cpu_time.h"
 #include "sys/perf_limits.h"
 #include "sys/proc_maps.h"
 #include "sys/proc_tree.h"
@@ -459,8 +460,13 @@ void session_run(struct tool_session *s, int duration)
 		}
 	}
 	s->running = false;
-	if (s->sample_hz && s->bpf.nperf)
+	if (s->sample_hz && s->bpf.nperf) {
+		uint64_t busy = cpu_time_busy_ns();
+
 		s->sample_ns = monotonic_ns() - s->sample_start_ns;
+		if (busy > s->sample_busy_start_ns && s->sample_busy_start_ns)
+			s->sample_busy_ns = busy - s->sample_busy_start_ns;
+	}
 	/* stop every program before reading (counts no longer move: what is
 	 * still open at the end is charged up to s->end_ns), then name what
 	 * is left */
@@ -498,16 +504,26 @@ int session_attach_sampling(struct tool_session *s, int prog_fd, int *hz)
 	s->sample_hz = *hz;
 	s->sample_cpus = s->bpf.nperf;
 	s->sample_start_ns = monotonic_ns();
+	s->sample_busy_start_ns = cpu_time_busy_ns();
 	return 0;
 }
 
+/*
+ * Samples per CPU-second where CPUs were busy: a CPU clock event fires in
+ * idle on some kernels and not on others (even CPU by CPU), so idle
+ * samples and idle time are both left out. Without /proc/stat, every CPU
+ * counts as busy for the whole run.
+ */
 double session_sampled_hz(struct tool_session *s)
 {
-	uint64_t all = session_stat(s, PYB_STAT_SAMPLES) + session_stat(s, PYB_STAT_OTHER);
+	uint64_t busy = session_stat(s, PYB_STAT_SAMPLES) + session_stat(s, PYB_STAT_OTHER);
 
 	if (!s->sample_ns || !s->sample_cpus)
 		return 0;
-	return (double)all / ((double)s->sample_ns / 1e9) / s->sample_cpus;
+	if (s->sample_busy_ns >= 100000000ull) /* 0.1 s: /proc/stat counts in 10 ms ticks */
+		return (double)busy / ((double)s->sample_busy_ns / 1e9);
+	busy += session_stat(s, PYB_STAT_IDLE);
+	return (double)busy / ((double)s->sample_ns / 1e9) / s->sample_cpus;
 }
 
 /* The kernel reached less than 90% of the rate asked. */

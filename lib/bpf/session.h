@@ -47,6 +47,7 @@ struct tool_session {
 	 * for how long (set when sampling stops) and on how many CPUs */
 	int sample_hz, sample_cpus;
 	uint64_t sample_start_ns, sample_ns;
+	uint64_t sample_busy_start_ns, sample_busy_ns; /* all CPUs' busy time */
 	uint64_t start_ns, end_ns; /* monotonic (BPF's clock): start, and when BPF was stopped */
 	int pystacks_fd, counts_fd, stacks_fd, stats_fd;
 	bool verbose;

@@ -177,3 +177,24 @@ int py_frames_read(struct py_process *p, uint64_t tstate, struct py_frame *out, 
 	}
 	return (int)n;
 }
+
+static bool any_unreadable(const struct py_frame *f, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (f[i].flags & (PY_FRAME_UNREADABLE | PY_FRAME_BAD_INSTR))
+			return true;
+	return false;
+}
+
+int py_frames_read_settled(struct py_process *p, uint64_t tstate, struct py_frame *out,
+			   size_t max, bool *truncated)
+{
+	int n = -1;
+
+	for (int look = 0; look < PY_FRAMES_LOOKS; look++) {
+		n = py_frames_read(p, tstate, out, max, truncated);
+		if (n < 0 || !any_unreadable(out, n))
+			break;
+	}
+	return n;
+}

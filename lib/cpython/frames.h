@@ -35,4 +35,13 @@ int py_frames_first(struct py_process *p, uint64_t tstate, uint64_t *frame);
 int py_frames_read(struct py_process *p, uint64_t tstate, struct py_frame *out, size_t max,
 		   bool *truncated);
 
+/*
+ * py_frames_read for a thread that runs on while it is read: a walk that
+ * met a frame it could not read (one popped and freed under it) is walked
+ * again, up to PY_FRAMES_LOOKS times in all; the last walk is returned.
+ */
+#define PY_FRAMES_LOOKS 3
+int py_frames_read_settled(struct py_process *p, uint64_t tstate, struct py_frame *out,
+			   size_t max, bool *truncated);
+
 #endif

@@ -9,6 +9,26 @@
 #include "sys/clock.h"
 #include "sys/proc_maps.h"
 
+/*
+ * Offsets that do not fit fail every look; a look that catches threads
+ * ending (their frames freed while they are read) fails now and then. A
+ * failed look is repeated on a fresh snapshot before the offsets are
+ * rejected.
+ */
+#define VALIDATION_LOOKS 3
+#define VALIDATION_PAUSE_US (10 * 1000)
+
+static int validate_looks(struct py_process *p)
+{
+	for (int look = 1;; look++) {
+		if (py_process_validate(p) == 0)
+			return 0;
+		if (p->fail != PY_FAIL_VALIDATION || look == VALIDATION_LOOKS)
+			return -1;
+		usleep(VALIDATION_PAUSE_US);
+	}
+}
+
 int py_process_choose(struct py_process *p, const struct py_offsets_candidates *c)
 {
 	char first_err[PY_ERR_LEN] = "";
@@ -17,7 +37,7 @@ int py_process_choose(struct py_process *p, const struct py_offsets_candidates *
 	for (int i = 0; i < c->n; i++) {
 		p->off = c->v[i].off;
 		p->source = c->v[i].src;
-		if (py_process_validate(p) == 0) {
+		if (validate_looks(p) == 0) {
 			p->fail = PY_FAIL_NONE;
 			p->err[0] = '\0';
 			return 0;

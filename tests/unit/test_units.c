@@ -16,6 +16,7 @@
 #include "cpython/rules.h"
 #include "cpython/version.h"
 #include "sys/cpu_list.h"
+#include "sys/cpu_time.h"
 
 static int passed, failed;
 
@@ -302,6 +303,21 @@ static void test_cpu_lists(void)
 	free(v);
 }
 
+/* Busy time: user, nice, system, irq and softirq; not idle, iowait, steal
+ * or guest (already in user). */
+static void test_cpu_busy_time(void)
+{
+	uint64_t t = 0;
+
+	CHECK(cpu_time_parse_busy("cpu  100 2 30 5000 7 1 4 900 50 0\ncpu0 1 2 3 4 5 6 7 8 9 0\n",
+				  &t) == 0 && t == 137);
+	CHECK(cpu_time_parse_busy("intr 5\ncpu  1 1 1 1 1 1 1 1 1 1\n", &t) == 0 && t == 5);
+	CHECK(cpu_time_parse_busy("cpu0 1 2 3 4 5 6 7\n", &t) < 0);
+	CHECK(cpu_time_parse_busy("cpu  1 2 3\n", &t) < 0);
+	CHECK(cpu_time_parse_busy("", &t) < 0);
+	CHECK(cpu_time_busy_ns() > 0);
+}
+
 /* The BPF tools read GIL builds of every supported minor and refuse the
  * free-threaded ones (their threads run copies of the bytecode the BPF
  * walker does not follow) with a reason that says so. */
@@ -334,6 +350,7 @@ int main(void)
 	test_linetables();
 	test_utf8();
 	test_cpu_lists();
+	test_cpu_busy_time();
 	test_bpf_refusal();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

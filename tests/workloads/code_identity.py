@@ -11,8 +11,9 @@ each compiling and running a small module, and writes STATE.json
              do not hash it when compiling), runs it for 1 ms, hashes the
              file name at once (as formatting a traceback would, through
              linecache's dict), then runs it for 5 ms more: a sample of
-             the first millisecond reaches user space after the hash. Every generation stays alive, so its code can
-             always be named. "gens": number of generations.
+             the first millisecond reaches user space after the hash.
+             Every generation (its module code too) stays alive, so its
+             code can always be named. "gens": number of generations.
   same_name  generation N compiles, from "<string>" like exec() of a
              string, a module whose function burn_string() and whose
              <module> code have the same names and file name in every
@@ -65,12 +66,13 @@ def late_hash():
     for n in range(GENERATIONS):
         filename = "<late-hash-%03d>" % n
         namespace = {"time": time}
-        exec(compile(LATE_HASH.format(n=n), filename, "exec"), namespace)
+        module = compile(LATE_HASH.format(n=n), filename, "exec")
+        exec(module, namespace)
         burn = namespace["burn_late_hash_%03d" % n]
         burn(time.thread_time() + 0.001)
         hash(filename)
         burn(time.thread_time() + 0.005)
-        alive.append(burn)
+        alive.append((module, burn))  # a sample in the module's own code too
     write(ready=True, done=True, gens=GENERATIONS)
 
 
