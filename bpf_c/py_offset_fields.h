@@ -31,6 +31,7 @@
 	X(tstate_next, 8, 99, "thread_state.next")                                   \
 	X(tstate_interp, 8, 99, "thread_state.interp")                               \
 	X(tstate_frame, 8, 99, "thread_state.current_frame")                         \
+	X(tstate_base_frame, 0, 0, "thread_state.base_frame")                        \
 	X(cframe_current_frame, 11, 12, 0)                                           \
 	X(tstate_thread_id, 8, 99, "thread_state.thread_id")                         \
 	X(tstate_native_thread_id, 11, 99, "thread_state.native_thread_id")          \

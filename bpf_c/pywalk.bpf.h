@@ -109,6 +109,18 @@ static __always_inline u64 pyb_top_frame(struct pyb_layout *L, u64 ts)
 	return PYB_PICK(cframe, cur, f);
 }
 
+/*
+ * Whether thread state ts runs Python code, top being its current frame:
+ * from 3.15 an idle thread state's current frame is the sentinel base
+ * frame it holds (tstate->base_frame), never 0.
+ */
+static __always_inline bool pyb_runs_python(struct pyb_layout *L, u64 ts, u64 top)
+{
+	s64 off = L->tstate_base_frame;
+
+	return top && (off < 0 || top != pyb_read_u64(ts + (u64)off));
+}
+
 /* The id the interpreter knows the current thread by (host_tid, or its
  * tid in the process's PID namespace); 0 if unknown. */
 static __always_inline u32 pyb_ns_tid(struct pyb_proc *proc, u32 host_tid)
@@ -126,7 +138,7 @@ static __always_inline u32 pyb_ns_tid(struct pyb_proc *proc, u32 host_tid)
  * The current thread's PyThreadState, or 0; *frame is its innermost frame.
  *
  * A cached thread state is used while it names this thread and has a
- * frame. One with no frame may be freed memory that still holds the tid
+ * frame (pyb_runs_python). One with no frame may be freed memory that still holds the tid
  * (a C thread that calls into Python through PyGILState_Ensure/Release
  * gets a new thread state each time), or idle while the thread runs in
  * another interpreter: then every interpreter's list is searched again,
@@ -146,7 +158,7 @@ static __always_inline u64 pyb_find_tstate(struct pyb_proc *proc, struct pyb_lay
 		ts = *cached;
 		if (ts && pyb_tstate_tid(proc, L, ts) == tid) {
 			top = pyb_top_frame(L, ts);
-			if (top) {
+			if (pyb_runs_python(L, ts, top)) {
 				*frame = top;
 				return ts;
 			}
@@ -171,7 +183,7 @@ static __always_inline u64 pyb_find_tstate(struct pyb_proc *proc, struct pyb_lay
 			/* one without a frame is kept unless one with a frame follows */
 			s->found_ts = ts;
 			top = pyb_top_frame(L, ts);
-			if (top)
+			if (pyb_runs_python(L, ts, top))
 				break;
 		}
 		ts = pyb_read_u64(ts + L->tstate_next);

@@ -243,15 +243,19 @@ def test_c_thread_callbacks_have_their_stacks(interp, pyprofile, tmp_path):
     total = sum(c for _, _, c in rows)
     burn = sum(c for fr, _, c in rows
                if "burn_in_callback (%s:%d)" % (script, state["line"]) in fr)
-    empty = sum(c for fr, _, c in rows if fr == ["[no Python frames]"])
+    # native frames only (interpreters with frame pointers) or the marker
+    empty = sum(c for fr, _, c in rows if not python_frames(fr))
     m = re.search(r"(\d+) in threads without a Python thread state", err)
     assert m, err
     # samples outside a callback have no thread state at all; an empty
-    # stack with a thread state is a stale one (a few may fall between
-    # PyGILState_Ensure and the callback's first frame)
+    # stack with a thread state is a stale one, but a few are not: they
+    # fall between PyGILState_Ensure and the callback's first frame, or
+    # after its last (taking the GIL, converting arguments; 2.5% of the
+    # samples under load). A stale thread state taken for the thread
+    # empties most of them (3.15's base frame did: 50%).
     stale = empty - int(m.group(1))
     assert total >= MIN_SAMPLES, (total, err)
-    assert stale <= 0.02 * total, (stale, total, out, err)
+    assert stale <= 0.06 * total, (stale, total, out, err)
     assert burn >= 0.85 * total, (burn, total, out)
 
 
