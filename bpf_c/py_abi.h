@@ -200,6 +200,13 @@ enum pyb_stat {
 	PYB_STAT_MAX,
 };
 
+/* pygil: the GILs of a process (key: host tgid), one per interpreter
+ * that has its own (3.12+); slot 0 is the main interpreter's. 0: none. */
+#define PYB_MAX_GILS 8
+struct pyb_gils {
+	pyb_u64 addr[PYB_MAX_GILS];
+};
+
 /* pygil: a thread's current GIL wait episode (key: host tid). */
 struct pyb_gil_wait {
 	pyb_u64 enter_ts;      /* in a GIL futex wait since; 0: not */
@@ -209,6 +216,7 @@ struct pyb_gil_wait {
 	pyb_u64 episode_us;    /* blocked time in this episode so far */
 	pyb_u64 holder_pending; /* a wait began: its holder is still to note */
 	pyb_u64 stack_pending;  /* an episode began: the waiter's stack is still to walk */
+	pyb_u64 gil;            /* the GIL it waits for */
 	struct pyb_count_key key;    /* the waiter and its Python stack */
 	struct pyb_count_key holder; /* who held the GIL when the episode began */
 };
@@ -216,7 +224,7 @@ struct pyb_gil_wait {
 /* pygil: per-thread totals (key: host tid). */
 struct pyb_gil_thread {
 	pyb_u32 pid;
-	pyb_u32 pad;
+	pyb_u32 gil; /* slot (struct pyb_gils) of the GIL of its latest wait */
 	pyb_u64 wait_us;
 	pyb_u64 episodes;
 	pyb_u64 futex_waits;

@@ -3,9 +3,11 @@
  * pygil: time Python threads wait for the GIL, without symbols. A thread
  * that cannot take the GIL sleeps in futex() on one of the GIL struct's
  * condition variables or mutexes; the syscalls tracepoints give the
- * address, so a futex wait inside [gil, gil + size) of a registered process
- * is a GIL wait, unless the thread holds the GIL (locked and last_holder is
- * its own thread state: it is dropping it, and only takes the mutex).
+ * address, so a futex wait inside [gil, gil + size) of one of a registered
+ * process's GILs (one per interpreter that has its own, 3.12+) is a GIL
+ * wait, unless the thread holds that GIL (locked and last_holder is a
+ * thread state of this thread: it is dropping it, and only takes the
+ * mutex).
  *
  * Consecutive waits of one thread with less than EPISODE_GAP_NS between
  * them (the 5 ms timed waits of one take_gil(), the forced-switch wait
@@ -26,7 +28,7 @@
 #define FUTEX_WAIT 0
 #define FUTEX_WAIT_BITSET 9
 
-BPF_HASH(gils, u32, u64, 4096); /* pid -> address of its GIL struct */
+BPF_HASH(gils, u32, struct pyb_gils, 4096); /* pid -> its GIL structs */
 BPF_HASH(hists, struct pyb_hist_key, u64, COUNTS_SIZE);
 BPF_TABLE("lru_hash", u32, struct pyb_gil_wait, waits, 65536);
 BPF_HASH(threads, u32, struct pyb_gil_thread, 65536);
@@ -68,18 +70,29 @@ TRACEPOINT_PROBE(syscalls, sys_enter_futex)
 	u64 id = bpf_get_current_pid_tgid(), now;
 	u32 pid = id >> 32, tid = (u32)id, zero = 0;
 	int cmd = args->op & FUTEX_CMD_MASK;
-	u64 addr = (u64)args->uaddr, *gilp, gil;
+	u64 addr = (u64)args->uaddr, gil = 0;
+	struct pyb_gils *gilp;
 	struct pyb_proc *proc;
 	struct pyb_layout *L;
 	struct pyb_gil_wait *w;
+	u32 slot = 0;
 
 	if (cmd != FUTEX_WAIT && cmd != FUTEX_WAIT_BITSET)
 		return 0;
 	gilp = gils.lookup(&pid);
-	if (!gilp)
+	if (!gilp || (THREAD_FILTER && tid != THREAD_FILTER))
 		return 0;
-	gil = *gilp;
-	if (addr < gil || addr >= gil + GIL_SIZE || (THREAD_FILTER && tid != THREAD_FILTER))
+	/* which interpreter's GIL, if any */
+	for (u32 i = 0; i < PYB_MAX_GILS; i++) {
+		u64 g = gilp->addr[i];
+
+		if (g && addr >= g && addr < g + GIL_SIZE) {
+			gil = g;
+			slot = i;
+			break;
+		}
+	}
+	if (!gil)
 		return 0;
 	proc = procs.lookup(&pid);
 	if (!proc)
@@ -114,6 +127,11 @@ TRACEPOINT_PROBE(syscalls, sys_enter_futex)
 		threads.insert(&tid, &fresh);
 		open_episode(w, pid, tid, now);
 	}
+	struct pyb_gil_thread *t = threads.lookup(&tid);
+
+	if (t)
+		t->gil = slot;
+	w->gil = gil;
 	w->enter_ts = now;
 	w->woken_ts = 0;
 	w->holder_pending = 1;
@@ -158,17 +176,17 @@ int note_gil_holder(void *ctx)
 	u64 id = bpf_get_current_pid_tgid();
 	u32 pid = id >> 32, tid = (u32)id;
 	struct pyb_gil_wait *w = waits.lookup(&tid);
-	u64 *gilp = gils.lookup(&pid), gil, holder;
+	u64 gil, holder;
 	u32 holder_tid;
 	struct pyb_scratch *s;
 	struct pyb_layout *L;
 	struct pyb_proc *proc;
 
 	/* only right after the program above began a GIL wait */
-	if (!w || !gilp || !w->holder_pending)
+	if (!w || !w->holder_pending)
 		return 0;
 	w->holder_pending = 0;
-	gil = *gilp;
+	gil = w->gil;
 	proc = pyb_target(pid, &L, &s);
 	if (!proc)
 		return 0;

@@ -64,7 +64,7 @@ def init_name(interp):
 class Workload:
     """known_lines.py in MODE, started and ready: .pid, .lines, .script."""
 
-    def __init__(self, interp, tmp_path, mode, seconds=60):
+    def __init__(self, interp, tmp_path, mode, seconds=600):
         self.script = interp.place(KNOWN_LINES)
         self.scratch = interp.scratch(tempfile.mkdtemp(dir=str(tmp_path)))
         self.proc = interp.spawn([self.script, self.scratch.proc_path("state.json"), mode,
@@ -232,7 +232,7 @@ def test_c_thread_callbacks_have_their_stacks(interp, pyprofile, tmp_path):
     script = interp.place(os.path.join(WORKLOADS, "c_callbacks.py"))
     lib_seen = interp.place(lib)
     scratch = interp.scratch(tempfile.mkdtemp(dir=str(tmp_path)))
-    proc = interp.spawn([script, scratch.proc_path("state.json"), lib_seen, "2", "60"])
+    proc = interp.spawn([script, scratch.proc_path("state.json"), lib_seen, "2", "600"])
     try:
         state = read_json(scratch.host_path("state.json"), timeout=60, key="ready")
         out, err = run_tool(pyprofile, ["-F", "199", "-f", "-U", "-p", str(proc.pid), "4"])
@@ -282,7 +282,7 @@ def test_threads_of_every_interpreter_have_their_stacks(interp, pyprofile, tmp_p
     interpreter's threads (the main thread included) keep their Python
     stacks, and the sub-interpreter's thread shows the code it runs."""
     subinterpreters(interp)
-    script, scratch, proc, state = start_subinterp(interp, tmp_path, 60)
+    script, scratch, proc, state = start_subinterp(interp, tmp_path, 600)
     try:
         out, err = run_tool(pyprofile, ["-F", "199", "-f", "-U", "-p", str(proc.pid), "4"])
     finally:
@@ -375,3 +375,45 @@ def test_code_at_a_freed_address_keeps_its_own_lines(interp, pyprofile, tmp_path
     for n, seconds in cpu.items():
         want = total * seconds / sum(cpu.values())
         assert abs(samples[n] - want) <= 0.35 * want, (n, samples, cpu)
+
+
+GIL_HEADER = re.compile(r"^PID (\d+) \(.*\), Python [\w.]+, (main interpreter|interpreter \d+ "
+                        r"\(own GIL\)): ([\d.]+) GIL switches/s")
+GIL_ROW = re.compile(r"^\s*(\d+) (.{16}) +([\d.]+) +([\d.]+) +([\d.]+)% +(\d+) +(\d+) +([\d.]+)%$")
+
+
+def test_pygil_watches_each_interpreters_gil(interp, pygil, tmp_path):
+    """A sub-interpreter with a GIL of its own: pygil watches every GIL and
+    prints a table per interpreter. The two threads spinning in the main
+    interpreter wait for its GIL; the one spinning alone in the
+    sub-interpreter never waits."""
+    from test_pygil import host_tids
+    subinterpreters(interp)
+    script, scratch, proc, state = start_subinterp(interp, tmp_path, 600)
+    try:
+        assert state["own_gil"], state
+        host = host_tids(proc.pid)
+        out, err = run_tool(pygil, ["-p", str(proc.pid), "4"])
+    finally:
+        proc.kill()
+        scratch.cleanup()
+    tables, which = {}, None
+    for line in out.splitlines():
+        m = GIL_HEADER.match(line)
+        if m:
+            which = "main" if m.group(2) == "main interpreter" else "sub"
+            assert which not in tables, out
+            tables[which] = {}
+        elif line.startswith("PID "):
+            which = None  # a table without an interpreter: one GIL only
+        m = GIL_ROW.match(line)
+        if m and which:
+            tables[which][int(m.group(1))] = {"wait_ms": float(m.group(4)),
+                                              "waits": int(m.group(6))}
+    assert set(tables) == {"main", "sub"}, out
+    tid = {role: host.get(t, t) for role, t in state["tids"].items()}
+    for role in ("main", "contender"):
+        row = tables["main"].get(tid[role])
+        assert row and row["waits"] >= 5 and row["wait_ms"] >= 50, (role, out)
+    row = tables["sub"].get(tid["sub"])
+    assert row and row["waits"] == 0, out

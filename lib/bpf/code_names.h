@@ -6,10 +6,12 @@
  *
  * An address names one code object only while that object lives (module
  * code is freed after import, exec'd code when done, and a new code object
- * may take the address). So BPF also records, per frame, the identity of
- * the code's name as it read it (pointer and string hash), and entries are
- * keyed by (pid, address, identity): the name is read only if the object
- * at the address still has that identity, else the frame stays unnamed.
+ * may take the address). So BPF also records, per frame, the code's
+ * identity as it read it (PYB_CODE_IDENT: its name and file strings, line
+ * table, first line, size and creation number, nothing that changes while
+ * it lives), and entries are keyed by (pid, address, identity): the name is
+ * read only if the object at the address still has that identity, else the
+ * frame stays unnamed.
  */
 #ifndef PYBPF_CODE_NAMES_H
 #define PYBPF_CODE_NAMES_H

@@ -12,6 +12,7 @@
 #include "cpython/threads.h"
 
 #define THREADS_EVERY_NS (100ull * 1000 * 1000)
+#define GILS_EVERY_NS (1000ull * 1000 * 1000)
 #define GIL_RETRY_NS (500ull * 1000 * 1000)
 
 void gil_monitor_init(struct gil_monitor *m, const char *tool, int gils_fd, int threads_fd,
@@ -34,15 +35,45 @@ void gil_monitor_free(struct gil_monitor *m)
 
 size_t gil_monitor_count(const struct gil_monitor *m)
 {
-	return m->nprocs;
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->nprocs; i++)
+		n += m->procs[i].slot == 0;
+	return n;
+}
+
+/* The GIL in slot of process pid (slot 0: the main interpreter's). */
+static struct gil_proc_info *find_gil(struct gil_monitor *m, pid_t pid, int slot)
+{
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].pid == pid && m->procs[i].slot == slot)
+			return &m->procs[i];
+	return NULL;
 }
 
 static struct gil_proc_info *find_proc(struct gil_monitor *m, pid_t pid)
 {
-	for (size_t i = 0; i < m->nprocs; i++)
-		if (m->procs[i].pid == pid)
-			return &m->procs[i];
-	return NULL;
+	return find_gil(m, pid, 0);
+}
+
+static struct gil_proc_info *add_gil(struct gil_monitor *m, pid_t pid, int slot)
+{
+	struct gil_proc_info *p;
+
+	if (m->nprocs == m->cap_procs) {
+		size_t cap = m->cap_procs ? m->cap_procs * 2 : 16;
+		struct gil_proc_info *v = realloc(m->procs, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		m->procs = v;
+		m->cap_procs = cap;
+	}
+	p = &m->procs[m->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->slot = slot;
+	return p;
 }
 
 static struct gil_thread_info *find_thread(struct gil_monitor *m, pid_t tid)
@@ -73,9 +104,102 @@ static struct gil_thread_info *add_thread(struct gil_monitor *m, pid_t pid, pid_
 	return t;
 }
 
+/* Starts or restarts the counts of GIL p, just found at its state st. */
+static void start_counts(struct gil_proc_info *p, const struct py_gil_state *st, uint64_t now)
+{
+	p->switch_first = p->switch_last = p->switch_prev = st->switch_number;
+	p->first_ns = p->last_ns = p->prev_ns = now;
+	p->samples = p->prev_samples = 0;
+}
+
+/*
+ * Takes the GILs the process has now (refs): a GIL watched before keeps its
+ * slot and counts, a new one takes a free slot, and one no longer there
+ * (its interpreter ended) is kept for the report, marked gone. Then tells
+ * BPF. Returns 0, or -1 if BPF's map cannot be written.
+ */
+static int take_gils(struct gil_monitor *m, struct py_target *t, const struct py_gil_ref *refs,
+		     int n, uint64_t now)
+{
+	struct pyb_gils bpf_gils = { { 0 } };
+	struct gil_proc_info *main_gil = find_proc(m, t->pid);
+	uint32_t key = (uint32_t)t->pid;
+	bool used[PYB_MAX_GILS] = { false };
+	int slots[PY_MAX_GILS];
+
+	for (int i = 0; i < n; i++) {
+		slots[i] = -1;
+		for (size_t k = 0; k < m->nprocs; k++) {
+			struct gil_proc_info *p = &m->procs[k];
+
+			if (p->pid == t->pid && !p->gone && p->gil == refs[i].gil && p->slot > 0 &&
+			    i > 0)
+				slots[i] = p->slot;
+		}
+		if (i == 0)
+			slots[i] = 0;
+		if (slots[i] >= 0)
+			used[slots[i]] = true;
+	}
+	for (int i = 0; i < n; i++)
+		for (int k = 1; slots[i] < 0 && k < PYB_MAX_GILS; k++)
+			if (!used[k])
+				used[slots[i] = k] = true;
+	/* interpreters that ended */
+	for (size_t k = 0; k < m->nprocs; k++) {
+		struct gil_proc_info *p = &m->procs[k];
+		bool kept = false;
+
+		if (p->pid != t->pid || p->slot == 0 || p->gone)
+			continue;
+		for (int i = 0; i < n; i++)
+			kept |= slots[i] == p->slot;
+		if (!kept) {
+			p->gone = true;
+			p->slot = -1 - p->slot; /* its slot may be taken again */
+		}
+	}
+	for (int i = 1; i < n; i++) {
+		struct gil_proc_info *p = slots[i] > 0 ? find_gil(m, t->pid, slots[i]) : NULL;
+		struct py_gil_state st;
+
+		if (slots[i] < 0 || py_gil_read(&t->proc, refs[i].gil, &st) < 0)
+			continue;
+		if (!p) {
+			p = add_gil(m, t->pid, slots[i]);
+			main_gil = find_proc(m, t->pid); /* add_gil may move it */
+			if (!p)
+				continue;
+			p->number = main_gil ? main_gil->ngils : i;
+			if (main_gil)
+				main_gil->ngils++;
+			start_counts(p, &st, now);
+		}
+		snprintf(p->comm, sizeof(p->comm), "%.15s", t->proc.comm);
+		snprintf(p->version, sizeof(p->version), "%s", main_gil ? main_gil->version : "?");
+		p->gil = refs[i].gil;
+		p->interp = refs[i].interp;
+		p->interval_us = st.interval_us;
+		p->activation = t->activations;
+		bpf_gils.addr[slots[i]] = refs[i].gil;
+	}
+	bpf_gils.addr[0] = refs[0].gil;
+	return bpf_update_elem(m->gils_fd, &key, &bpf_gils, 0);
+}
+
+/* Marks the sub-interpreters' GILs of process pid gone (their slots free). */
+static void drop_sub_gils(struct gil_monitor *m, pid_t pid)
+{
+	for (size_t k = 0; k < m->nprocs; k++)
+		if (m->procs[k].pid == pid && m->procs[k].slot > 0) {
+			m->procs[k].gone = true;
+			m->procs[k].slot = -1 - m->procs[k].slot;
+		}
+}
+
 /*
  * A new target, or (p set) a new program in a known one after an exec: find
- * its GIL, check it, tell BPF. A failure that may pass (a read that
+ * its GILs, check them, tell BPF. A failure that may pass (a read that
  * failed) is tried again on the next turns for GIL_RETRY_NS after the
  * target became active; a process that ended first is counted with the
  * others that did (registry_note_ended); other refusals are printed. An
@@ -85,74 +209,107 @@ static struct gil_thread_info *add_thread(struct gil_monitor *m, pid_t pid, pid_
 static void adopt(struct gil_monitor *m, struct py_registry *reg, struct py_target *t,
 		  uint64_t now, struct gil_proc_info *p)
 {
+	struct py_gil_ref refs[PY_MAX_GILS];
 	struct py_gil_state st;
-	uint64_t addr;
 	uint32_t key = (uint32_t)t->pid;
 	bool fresh = !p;
-	int rc;
+	int n;
 
+	n = py_gils_locate(&t->proc, refs, PY_MAX_GILS);
+	if (n > 0 && py_gil_read(&t->proc, refs[0].gil, &st) < 0)
+		n = py_process_fail(&t->proc, proc_alive(t->pid) ? PY_FAIL_TRANSIENT : PY_FAIL_GONE,
+				    "cannot read the GIL state");
+	if (n == 0)
+		n = py_process_fail(&t->proc, PY_FAIL_TRANSIENT, "cannot read the GIL state");
+	if (n < 0 && t->proc.fail == PY_FAIL_TRANSIENT && proc_alive(t->pid) &&
+	    now - t->active_since_ns < GIL_RETRY_NS)
+		return; /* not remembered: tried again next turn */
 	if (fresh) {
-		if (m->nprocs == m->cap_procs) {
-			size_t cap = m->cap_procs ? m->cap_procs * 2 : 16;
-			struct gil_proc_info *v = realloc(m->procs, cap * sizeof(*v));
-
-			if (!v)
-				return;
-			m->procs = v;
-			m->cap_procs = cap;
-		}
-		p = &m->procs[m->nprocs];
-		memset(p, 0, sizeof(*p));
-		p->pid = t->pid;
-	}
-	rc = py_gil_locate(&t->proc, &addr);
-	if (rc == 0 && py_gil_read(&t->proc, addr, &st) < 0)
-		rc = py_process_fail(&t->proc, proc_alive(t->pid) ? PY_FAIL_TRANSIENT : PY_FAIL_GONE,
-				     "cannot read the GIL state");
-	if (rc == 0 && bpf_update_elem(m->gils_fd, &key, &addr, 0) < 0)
-		rc = py_process_fail(&t->proc, PY_FAIL_UNSUPPORTED, "cannot hand the GIL to BPF");
-	if (rc < 0) {
-		if (t->proc.fail == PY_FAIL_TRANSIENT && proc_alive(t->pid) &&
-		    now - t->active_since_ns < GIL_RETRY_NS)
-			return; /* not remembered: tried again next turn */
-		p->activation = t->activations;
-		if (!reg->only && registry_failure_is_exit(&t->proc))
-			registry_note_ended(reg, &t->proc, t->exec_comm);
-		else
-			fprintf(stderr, "%s: PID %d (%s, Python %d.%d%s): %s; skipped\n", m->tool,
-				(int)t->pid, t->proc.comm, t->proc.version.major,
-				t->proc.version.minor, t->proc.free_threaded ? "t" : "",
-				t->proc.err);
-		if (!fresh)
-			bpf_delete_elem(m->gils_fd, &key); /* the old program's GIL */
-		p->gone = true;
-		p->gil = 0;
-		m->refused++;
-		m->free_threaded += t->proc.free_threaded;
-		if (fresh)
-			m->nprocs++; /* remembered, so it is not tried again */
-		return;
+		p = add_gil(m, t->pid, 0);
+		if (!p)
+			return;
 	}
 	p->activation = t->activations;
-	snprintf(p->comm, sizeof(p->comm), "%.15s", t->proc.comm);
-	snprintf(p->version, sizeof(p->version), "%d.%d.%d", t->proc.version.major,
-		 t->proc.version.minor, t->proc.version.micro);
-	if (p->gil) {
-		uint64_t total = p->switch_last - p->switch_first;
-		uint64_t since = p->switch_last - p->switch_prev;
+	drop_sub_gils(m, t->pid); /* a new program: its sub-interpreters are others */
+	if (n > 0) {
+		snprintf(p->comm, sizeof(p->comm), "%.15s", t->proc.comm);
+		snprintf(p->version, sizeof(p->version), "%d.%d.%d", t->proc.version.major,
+			 t->proc.version.minor, t->proc.version.micro);
+		if (p->gil) {
+			uint64_t total = p->switch_last - p->switch_first;
+			uint64_t since = p->switch_last - p->switch_prev;
 
-		p->switch_first = st.switch_number - total;
-		p->switch_prev = st.switch_number - since;
-		p->switch_last = st.switch_number;
-	} else {
-		p->switch_first = p->switch_last = p->switch_prev = st.switch_number;
-		p->first_ns = p->last_ns = p->prev_ns = now;
+			p->switch_first = st.switch_number - total;
+			p->switch_prev = st.switch_number - since;
+			p->switch_last = st.switch_number;
+		} else {
+			start_counts(p, &st, now);
+			p->ngils = 1;
+		}
+		p->gil = refs[0].gil;
+		p->interp = refs[0].interp;
+		p->gone = false;
+		p->interval_us = st.interval_us;
+		p->gils_checked_ns = now;
+		/* with the sub-interpreters' GILs */
+		if (take_gils(m, t, refs, n, now) == 0)
+			return;
+		n = py_process_fail(&t->proc, PY_FAIL_UNSUPPORTED, "cannot hand the GIL to BPF");
+		p = find_proc(m, t->pid); /* take_gils may have moved it */
 	}
-	p->gil = addr;
-	p->gone = false;
-	p->interval_us = st.interval_us;
-	if (fresh)
-		m->nprocs++;
+	if (!reg->only && registry_failure_is_exit(&t->proc))
+		registry_note_ended(reg, &t->proc, t->exec_comm);
+	else
+		fprintf(stderr, "%s: PID %d (%s, Python %d.%d%s): %s; skipped\n", m->tool,
+			(int)t->pid, t->proc.comm, t->proc.version.major, t->proc.version.minor,
+			t->proc.free_threaded ? "t" : "", t->proc.err);
+	bpf_delete_elem(m->gils_fd, &key); /* the old program's GILs, or a part handed */
+	drop_sub_gils(m, t->pid);
+	p->gone = true;
+	p->gil = 0;
+	m->refused++;
+	m->free_threaded += t->proc.free_threaded;
+	/* remembered, so it is not tried again */
+}
+
+/* Where interpreters may have GILs of their own, looks again once a second
+ * for interpreters that came or went. */
+static void recheck_gils(struct gil_monitor *m, struct py_target *t, struct gil_proc_info *p,
+			 uint64_t now)
+{
+	struct py_gil_ref refs[PY_MAX_GILS];
+	size_t watched = 0;
+	int n;
+
+	if (t->proc.rules->gil_home != PY_GIL_IN_INTERPRETER || now - p->gils_checked_ns < GILS_EVERY_NS)
+		return;
+	p->gils_checked_ns = now;
+	n = py_gils_locate(&t->proc, refs, PY_MAX_GILS);
+	if (n <= 0 || refs[0].gil != p->gil)
+		return; /* the main one failed or changed: an exec, seen soon */
+	for (size_t k = 0; k < m->nprocs; k++)
+		watched += m->procs[k].pid == t->pid && m->procs[k].slot > 0 && !m->procs[k].gone;
+	for (int i = 1; i < n; i++) {
+		bool known = false;
+
+		for (size_t k = 0; k < m->nprocs; k++)
+			known |= m->procs[k].pid == t->pid && m->procs[k].slot > 0 &&
+				 !m->procs[k].gone && m->procs[k].gil == refs[i].gil;
+		if (!known)
+			watched = (size_t)-1;
+	}
+	if (watched != (size_t)(n - 1))
+		take_gils(m, t, refs, n, now);
+}
+
+/* The slot of the GIL of the interpreter interp in process pid; 0 (the
+ * main one's) if that interpreter shares it. */
+static int slot_of_interp(struct gil_monitor *m, pid_t pid, uint64_t interp)
+{
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].pid == pid && m->procs[i].interp == interp && !m->procs[i].gone)
+			return m->procs[i].slot;
+	return 0;
 }
 
 static void refresh_threads(struct gil_monitor *m, struct py_target *t, uint64_t now)
@@ -165,6 +322,7 @@ static void refresh_threads(struct gil_monitor *m, struct py_target *t, uint64_t
 	n = py_threads_read(&t->proc, v, PY_MAX_THREADS);
 	for (int i = 0; i < n; i++) {
 		struct gil_thread_info *ti;
+		int k;
 
 		if (!v[i].host_tid || (m->only_tid && v[i].host_tid != m->only_tid))
 			continue;
@@ -176,11 +334,30 @@ static void refresh_threads(struct gil_monitor *m, struct py_target *t, uint64_t
 			ti->first_ns = now;
 			ti->prev_wall_ns = 0;
 		}
-		ti->tstate = v[i].tstate;
+		if (ti->last_ns != now) {
+			/* first of this listing: the thread's states start again
+			 * (newest interpreter first: it is listed under that one's
+			 * GIL unless its waits say otherwise) */
+			memset(ti->tstates, 0, sizeof(ti->tstates));
+			if (!ti->waited)
+				ti->slot = slot_of_interp(m, t->pid, v[i].interp);
+		}
+		for (k = 0; k < GIL_THREAD_TSTATES && ti->tstates[k]; k++)
+			;
+		if (k < GIL_THREAD_TSTATES)
+			ti->tstates[k] = v[i].tstate;
 		ti->last_ns = now;
 		proc_comm(t->pid, v[i].host_tid, ti->comm, sizeof(ti->comm));
 	}
 	free(v);
+}
+
+static bool has_tstate(const struct gil_thread_info *t, uint64_t tstate)
+{
+	for (int k = 0; k < GIL_THREAD_TSTATES; k++)
+		if (t->tstates[k] == tstate)
+			return true;
+	return false;
 }
 
 /* One look at the GIL: who holds it, how many hand-overs so far. */
@@ -199,10 +376,10 @@ static void sample_gil(struct gil_monitor *m, struct gil_proc_info *p, struct py
 	p->samples++;
 	p->switch_last = st.switch_number;
 	p->last_ns = now;
-	if (st.locked != 1)
+	if (st.locked != 1 || !st.last_holder)
 		return;
 	for (size_t i = 0; i < m->nthreads; i++)
-		if (m->threads[i].pid == p->pid && m->threads[i].tstate == st.last_holder) {
+		if (m->threads[i].pid == p->pid && has_tstate(&m->threads[i], st.last_holder)) {
 			m->threads[i].hold_samples++;
 			break;
 		}
@@ -218,8 +395,9 @@ void gil_monitor_tick(struct gil_monitor *m, struct py_registry *reg)
 		struct gil_proc_info *p = find_proc(m, t->pid);
 
 		if (t->state != TARGET_ACTIVE) {
-			if (p)
-				p->gone = true;
+			for (size_t k = 0; p && k < m->nprocs; k++)
+				if (m->procs[k].pid == t->pid)
+					m->procs[k].gone = true;
 			continue;
 		}
 		if (!p || p->activation != t->activations) {
@@ -229,9 +407,13 @@ void gil_monitor_tick(struct gil_monitor *m, struct py_registry *reg)
 		}
 		if (!p || !p->gil)
 			continue;
+		recheck_gils(m, t, p, now);
 		if (list_threads)
 			refresh_threads(m, t, now);
-		sample_gil(m, p, t, now);
+		for (size_t k = 0; k < m->nprocs; k++)
+			if (m->procs[k].pid == t->pid && m->procs[k].slot >= 0 &&
+			    !m->procs[k].gone && m->procs[k].gil)
+				sample_gil(m, &m->procs[k], t, now);
 	}
 	if (list_threads)
 		m->last_threads_ns = now;
@@ -258,8 +440,13 @@ static void read_counts(struct gil_monitor *m, bool final)
 			if (t)
 				snprintf(t->comm, sizeof(t->comm), "?");
 		}
-		if (t)
+		if (t) {
 			t->now = c;
+			if (c.futex_waits) {
+				t->slot = (int)c.gil;
+				t->waited = true;
+			}
+		}
 	}
 	if (!final)
 		return;
@@ -316,9 +503,17 @@ static void print_proc(struct gil_monitor *m, struct gil_proc_info *p, FILE *out
 	uint64_t all_wait = 0, all_wall = 0, all_episodes = 0;
 	double secs = (double)(to > from ? to - from : 1) / 1e9;
 
-	fprintf(out, "PID %d (%s), Python %s: %.1f GIL switches/s, switch interval %llu us%s\n\n",
-		(int)p->pid, p->comm, p->version, (double)switches / secs,
-		(unsigned long long)p->interval_us, p->gone ? ", exited" : "");
+	const struct gil_proc_info *main_gil = p->slot == 0 ? p : find_proc(m, p->pid);
+	char which[64] = "";
+
+	/* a process with sub-interpreters of their own GIL: one table per GIL */
+	if (main_gil && main_gil->ngils > 1)
+		snprintf(which, sizeof(which), ", %s%.0d%s", p->number ? "interpreter " : "main interpreter",
+			 p->number, p->number ? " (own GIL)" : "");
+	fprintf(out, "PID %d (%s), Python %s%s: %.1f GIL switches/s, switch interval %llu us%s\n\n",
+		(int)p->pid, p->comm, p->version, which, (double)switches / secs,
+		(unsigned long long)p->interval_us,
+		p->gone ? (p->slot < 0 || p->number ? ", ended" : ", exited") : "");
 	fprintf(out, "%8s %-16s %8s %10s %6s %7s %12s %6s\n", "TID", "COMM", "WALL(s)", "WAIT(ms)",
 		"WAIT%", "WAITS", "AVG_WAIT(us)", "HOLD%");
 	for (size_t i = 0; i < m->nthreads; i++) {
@@ -327,7 +522,7 @@ static void print_proc(struct gil_monitor *m, struct gil_proc_info *p, FILE *out
 		uint64_t last = t->last_ns > first ? t->last_ns : first;
 		uint64_t wait, episodes, holds, wall;
 
-		if (t->pid != p->pid)
+		if (t->pid != p->pid || t->slot != p->slot)
 			continue;
 		wait = t->now.wait_us - (since_last ? t->prev.wait_us : 0);
 		episodes = t->now.episodes - (since_last ? t->prev.episodes : 0);
@@ -377,9 +572,13 @@ void gil_monitor_print(struct gil_monitor *m, FILE *out, bool since_last, bool f
 	for (size_t i = 0; i < m->nprocs; i++) {
 		struct gil_proc_info *p = &m->procs[i];
 
-		if (!p->gil)
+		if (!p->gil || p->slot != 0)
 			continue;
+		/* the main interpreter's GIL, then those of its sub-interpreters */
 		print_proc(m, p, out, since_last, now);
+		for (size_t k = 0; k < m->nprocs; k++)
+			if (m->procs[k].pid == p->pid && m->procs[k].slot != 0 && m->procs[k].gil)
+				print_proc(m, &m->procs[k], out, since_last, now);
 		if (final) {
 			fprintf(out, "GIL wait durations of PID %d:\n", (int)p->pid);
 			log2_hist_print(&p->hist, "usecs", out);

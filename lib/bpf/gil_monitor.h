@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * pygil's user-space half: finds and checks each process's GIL and hands
- * its address to BPF, samples the GIL state (who holds it, how often it
- * changes hands) and the thread list while processes live, and prints the
- * per-thread table from what BPF counted.
+ * pygil's user-space half: finds and checks each process's GILs (one per
+ * interpreter that has its own, 3.12+) and hands their addresses to BPF,
+ * samples each GIL's state (who holds it, how often it changes hands) and
+ * the thread list while processes live, and prints the per-thread table of
+ * each GIL from what BPF counted.
  */
 #ifndef PYBPF_GIL_MONITOR_H
 #define PYBPF_GIL_MONITOR_H
@@ -18,35 +19,46 @@
 #include "bpf_c/py_abi.h"
 #include "bpf/registry.h"
 
+#define GIL_THREAD_TSTATES 4
+
 struct gil_thread_info {
 	pid_t pid, tid;
 	char comm[16];
-	uint64_t tstate;
+	uint64_t tstates[GIL_THREAD_TSTATES]; /* one per interpreter it has been in */
+	int slot;                          /* its GIL's (see gil_proc_info) */
+	bool waited;                       /* slot is that of its latest wait */
 	uint64_t first_ns, last_ns;        /* seen alive from .. to */
 	uint64_t hold_samples;
 	struct pyb_gil_thread now, prev; /* prev: at the last interval */
 	uint64_t prev_hold_samples, prev_wall_ns;
 };
 
+/* One GIL of a process: a process's only one, or (3.12+) one per
+ * interpreter that has its own. */
 struct gil_proc_info {
 	pid_t pid;
 	char comm[16];
 	char version[24];
 	uint64_t gil;
+	uint64_t interp;  /* the first interpreter that uses it */
+	int slot;         /* in BPF's struct pyb_gils; 0: the main interpreter's */
+	int number;       /* interpreters of the process numbered as they came, main 0 */
 	uint64_t interval_us;
 	uint64_t switch_first, switch_last, switch_prev;
 	uint64_t samples, prev_samples;
 	uint64_t first_ns, last_ns, prev_ns;
+	uint64_t gils_checked_ns; /* slot 0: when the interpreters were last listed */
+	int ngils;        /* slot 0: GILs the process has had (1: print as one) */
 	bool gone;
 	unsigned activation; /* the target's, when adopted: another one is an exec */
-	struct log2_hist hist;
+	struct log2_hist hist; /* slot 0: the process's wait durations */
 };
 
 struct gil_monitor {
 	const char *tool;
 	int gils_fd, threads_fd, waits_fd, hists_fd;
 	pid_t only_tid;
-	struct gil_proc_info *procs;
+	struct gil_proc_info *procs; /* GILs, several per process where interpreters have their own */
 	size_t nprocs, cap_procs;
 	struct gil_thread_info *threads;
 	size_t nthreads, cap_threads;
@@ -61,7 +73,7 @@ void gil_monitor_free(struct gil_monitor *m);
 /* Registers GILs of new targets, samples the GIL state and thread lists. */
 void gil_monitor_tick(struct gil_monitor *m, struct py_registry *reg);
 
-/* Processes whose GIL is watched. */
+/* GILs watched (a process has one, or one per interpreter with its own). */
 size_t gil_monitor_count(const struct gil_monitor *m);
 
 /*

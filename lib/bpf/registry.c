@@ -17,6 +17,7 @@
 
 #include "sys/proc_maps.h"
 #include "cpython/bpf_layout.h"
+#include "cpython/frames.h"
 #include "cpython/threads.h"
 #include "sys/clock.h"
 
@@ -243,6 +244,13 @@ static void mark_exited(struct py_registry *r, struct py_target *t)
 	close_pidfd(r, t);
 }
 
+static int by_host_tid(const void *a, const void *b)
+{
+	const struct py_thread *x = a, *y = b;
+
+	return (x->host_tid > y->host_tid) - (x->host_tid < y->host_tid);
+}
+
 static void seed_thread_states(struct py_registry *r, struct py_target *t, uint64_t now)
 {
 	struct py_thread *threads;
@@ -258,12 +266,25 @@ static void seed_thread_states(struct py_registry *r, struct py_target *t, uint6
 	if (!threads)
 		return;
 	n = py_threads_read(&t->proc, threads, PY_MAX_THREADS);
-	for (int i = 0; i < n; i++) {
+	if (n > 0)
+		qsort(threads, (size_t)n, sizeof(*threads), by_host_tid);
+	for (int i = 0; i < n;) {
 		uint32_t tid = (uint32_t)threads[i].host_tid;
-		uint64_t ts = threads[i].tstate;
+		uint64_t ts = threads[i].tstate, frame = 0;
+		int end = i + 1;
 
+		/* a thread with a state in several interpreters: the one with a
+		 * frame, as BPF prefers */
+		while (end < n && threads[end].host_tid == threads[i].host_tid)
+			end++;
+		for (int k = i; end - i > 1 && k < end; k++)
+			if (py_frames_first(&t->proc, threads[k].tstate, &frame) == 0 && frame) {
+				ts = threads[k].tstate;
+				break;
+			}
 		if (tid && ts)
 			bpf_update_elem(r->tstates_fd, &tid, &ts, 0);
+		i = end;
 	}
 	free(threads);
 }

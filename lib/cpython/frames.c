@@ -15,6 +15,13 @@ int py_frames_first(struct py_process *p, uint64_t tstate, uint64_t *frame)
 
 	if (rc == 0 && p->rules->frame_model == PY_FRAMES_CFRAME && ptr)
 		rc = remote_read_u64(p->pid, ptr + (uint64_t)p->off.cframe_current_frame, &ptr);
+	if (rc == 0 && ptr && p->off.tstate_base_frame >= 0) {
+		uint64_t base = 0;
+
+		rc = remote_read_u64(p->pid, tstate + (uint64_t)p->off.tstate_base_frame, &base);
+		if (rc == 0 && ptr == base)
+			ptr = 0;
+	}
 	*frame = rc == 0 ? ptr : 0;
 	return rc;
 }

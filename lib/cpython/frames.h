@@ -23,7 +23,8 @@ struct py_frame {
 	unsigned flags;
 };
 
-/* The innermost frame of a thread state; 0 if it has none. */
+/* The innermost frame of a thread state; 0 if it has none (from 3.15, an
+ * idle thread state's current frame is its sentinel base frame: none). */
 int py_frames_first(struct py_process *p, uint64_t tstate, uint64_t *frame);
 
 /*

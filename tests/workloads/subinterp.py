@@ -2,10 +2,13 @@
 
     python subinterp.py STATE.json SECONDS
 
-Creates a sub-interpreter with its own GIL (_xxsubinterpreters in 3.12,
-_interpreters from 3.13: both make isolated interpreters by default) and
-runs, in a thread of the main interpreter that enters it, code defining
-burn_in_subinterpreter(), which spins there (one line, HOT_SUB). Meanwhile,
+A thread of the main interpreter creates a sub-interpreter with its own
+GIL (_xxsubinterpreters in 3.12, _interpreters from 3.13: both make
+isolated interpreters by default) and runs in it code defining
+burn_in_subinterpreter(), which spins there (one line, HOT_SUB). The
+thread that runs it creates it: 3.12's run_string() borrows the thread
+state of the interpreter's creator (gh-109860), whose thread id would be
+another thread's. Meanwhile,
 in the main interpreter, the main thread spins in burn_in_main() and a
 second thread in contend_in_main(), so these two contend for the main
 GIL while the sub-interpreter's thread has a GIL of its own. Writes
@@ -46,7 +49,9 @@ def contend_in_main():
         sum(range(100000))
 
 
-def run_sub(interp_id):
+def run_sub(made):
+    interp_id = interpreters.create()
+    made.append(own_gil(interp_id))
     tids["sub"] = threading.get_native_id()
     interpreters.run_string(interp_id, SUB_CODE.format(seconds=SECONDS + 3))
 
@@ -59,9 +64,9 @@ def own_gil(interp_id):
 
 
 def main():
-    interp_id = interpreters.create()
+    made = []
     tids["main"] = threading.get_native_id()
-    threads = [threading.Thread(target=run_sub, args=(interp_id,), name="sub"),
+    threads = [threading.Thread(target=run_sub, args=(made,), name="sub"),
                threading.Thread(target=contend_in_main, name="contender")]
     for t in threads:
         t.start()
@@ -69,7 +74,7 @@ def main():
         time.sleep(0.01)
     time.sleep(0.3)
     with open(OUT + ".tmp", "w") as fp:
-        json.dump({"pid": os.getpid(), "ready": True, "own_gil": own_gil(interp_id),
+        json.dump({"pid": os.getpid(), "ready": True, "own_gil": made[0],
                    "tids": tids}, fp)
     os.rename(OUT + ".tmp", OUT)
     burn_in_main()
