@@ -48,7 +48,8 @@ static const char usage_text[] =
 	"  -i, --interval SECS  print the table every SECS seconds, for that interval\n"
 	"      --all            every process and every stack in the text report\n"
 	"                       (default: the 10 processes whose threads waited\n"
-	"                       longest, the 20 stacks with the most time)\n"
+	"                       longest, without -p only those that waited, and\n"
+	"                       the 20 stacks with the most time)\n"
 	"  -v, --verbose        say how each process was recognised, BPF run time\n"
 	"      --version        print the version\n"
 	"  -h, --help           show this help\n"
@@ -255,6 +256,7 @@ int main(int argc, char **argv)
 	ts.mon.only_tid = o.cli.tid;
 	ts.mon.counts_fd = s.counts_fd;
 	ts.mon.top = o.all ? 0 : GIL_TOP_PROCESSES;
+	ts.mon.hide_idle = !o.all && !s.npids; /* -p/-t: the targets are shown */
 	ts.table = o.folded ? stderr : stdout;
 	session_install_signals();
 	if (attach(&s, &enter_fd) < 0 || session_start_discovery(&s) < 0)

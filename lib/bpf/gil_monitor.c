@@ -528,6 +528,9 @@ void gil_monitor_print(struct gil_monitor *m, FILE *out, bool since_last, bool f
 	if (!rank)
 		return;
 	shown = m->top && n > m->top ? m->top : n;
+	/* system-wide, processes that did not wait are only in the summary */
+	while (m->hide_idle && shown > 0 && !rank[shown - 1].wait_us)
+		shown--;
 	for (size_t i = 0; i < shown; i++) {
 		struct gil_proc_info *p = rank[i].p;
 

@@ -60,6 +60,7 @@ struct gil_monitor {
 	uint64_t end_ns; /* when BPF was stopped (monotonic); 0: now */
 	size_t still_waiting; /* threads waiting for the GIL when the run ended */
 	size_t top; /* processes shown, the most waiting first; 0: all */
+	bool hide_idle; /* leave processes that did not wait to the summary line */
 	pid_t only_tid;
 	struct gil_proc_info *procs;
 	size_t nprocs, cap_procs;
