@@ -153,11 +153,20 @@ enum pyb_count_kind {
 	PYB_KIND_GIL_HOLD = 4, /* pygil: time others waited, by the holder's stack */
 };
 
+/* Set by user space only, at the end of a run (BPF writes 0). */
+enum pyb_count_flags {
+	PYB_COUNT_OPEN = 1 << 0, /* the interval was still open when the run ended */
+};
+
+/* A stack id for a stack that was not taken (user space read the Python
+ * stack of a thread off CPU since before the run: BPF saw no switch). */
+#define PYB_STACK_ID_NONE (-0x7fffffff - 1)
+
 struct pyb_count_key {
 	pyb_u32 pid;
 	pyb_u32 tid;
 	pyb_u32 kind;
-	pyb_u32 pad;
+	pyb_u32 flags;       /* enum pyb_count_flags */
 	pyb_u64 pystack;     /* hash of the Python stack, key of `pystacks`; 0 none */
 	pyb_s32 user_stack;  /* native user stack id; <0 none */
 	pyb_s32 kernel_stack;
@@ -185,6 +194,17 @@ struct pyb_task_key {
 /* pyb_count_key.task of a sample taken before user space named its task:
  * the task's frame address with this bit set */
 #define PYB_TASK_FRAME_BIT (1ULL << 63)
+
+/* pyoffcpu: a thread off CPU now (key of `start`: host tid). */
+struct pyb_offcpu_start {
+	pyb_u64 ts;      /* switched out at; seeded: when the run began */
+	pyb_u64 wake_ts; /* woken (blocked threads only); 0 not yet */
+	pyb_u32 seeded;  /* 1: user space put it there, for a thread off CPU
+			    since before the run (BPF overwrites it when the
+			    thread switches out again) */
+	pyb_u32 pad;
+	struct pyb_count_key key;
+};
 
 /* Counters the programs keep, per CPU. */
 enum pyb_stat {

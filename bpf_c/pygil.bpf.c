@@ -33,6 +33,17 @@ BPF_HASH(hists, struct pyb_hist_key, u64, COUNTS_SIZE);
 BPF_TABLE("lru_hash", u32, struct pyb_gil_wait, waits, 65536);
 BPF_HASH(threads, u32, struct pyb_gil_thread, 65536);
 BPF_PERCPU_ARRAY(wait_scratch, struct pyb_gil_wait, 1);
+/* When the run ended (user space sets it): later events are ignored, so a
+ * wait in progress then stays open for user space to count up to there. */
+BPF_ARRAY(run_end, u64, 1);
+
+static __always_inline bool run_over(u64 now)
+{
+	u32 zero = 0;
+	u64 *end = run_end.lookup(&zero);
+
+	return end && *end && now > *end;
+}
 
 /* Ends an episode: its duration goes to the waiter's histogram. */
 static __always_inline void close_episode(struct pyb_gil_wait *w)
@@ -112,6 +123,8 @@ TRACEPOINT_PROBE(syscalls, sys_enter_futex)
 	    pyb_tstate_tid(proc, L, holder) == ns_tid)
 		return 0;
 	now = bpf_ktime_get_ns();
+	if (run_over(now))
+		return 0;
 	w = waits.lookup(&tid);
 	if (!w) {
 		w = wait_scratch.lookup(&zero);
@@ -217,6 +230,8 @@ TRACEPOINT_PROBE(syscalls, sys_exit_futex)
 	if (!w || !w->enter_ts)
 		return 0;
 	now = bpf_ktime_get_ns();
+	if (run_over(now))
+		return 0;
 	/* the wait for the GIL ended at the wakeup; then it waited for a CPU */
 	us = ((w->woken_ts > w->enter_ts && w->woken_ts < now ? w->woken_ts : now) - w->enter_ts) /
 	     1000;
@@ -240,7 +255,12 @@ TRACEPOINT_PROBE(sched, sched_waking)
 	u32 tid = args->pid;
 	struct pyb_gil_wait *w = waits.lookup(&tid);
 
-	if (w && w->enter_ts && !w->woken_ts)
-		w->woken_ts = bpf_ktime_get_ns();
+	u64 now;
+
+	if (!w || !w->enter_ts || w->woken_ts)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (!run_over(now))
+		w->woken_ts = now;
 	return 0;
 }

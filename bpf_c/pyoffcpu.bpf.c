@@ -10,6 +10,12 @@
  * the time of a preempted thread. Only stable tracepoint fields are read,
  * never kernel structs.
  *
+ * Intervals still open when the run ends stay in `start`: user space
+ * charges them up to the end. For threads already off CPU when the run
+ * begins (no switch to see), user space puts an entry there itself,
+ * `seeded`, with the Python stack it read; a seeded interval's duration
+ * is not a whole one: it stays out of the histograms.
+ *
  * Compile-time parameters (-D): PYSTACKS_SIZE, COUNTS_SIZE (pystacks.bpf.h),
  * STACK_STORAGE_SIZE, USER_STACKS, KERNEL_STACKS, MIN_US, MAX_US,
  * THREAD_FILTER (0 or a host tid), PYB_ASYNC (--async: a thread that
@@ -21,17 +27,22 @@
 #include "pystacks.bpf.h"
 #include "asyncio.bpf.h"
 
-struct offcpu_start {
-	u64 ts;      /* switched out */
-	u64 wake_ts; /* woken (blocked threads only); 0 not yet */
-	struct pyb_count_key key;
-};
-
 BPF_HASH(hists, struct pyb_hist_key, u64, COUNTS_SIZE);
 /* LRU: a thread that exits while off CPU leaves an entry behind */
-BPF_TABLE("lru_hash", u32, struct offcpu_start, start, 65536);
-BPF_PERCPU_ARRAY(start_scratch, struct offcpu_start, 1);
+BPF_TABLE("lru_hash", u32, struct pyb_offcpu_start, start, 65536);
+BPF_PERCPU_ARRAY(start_scratch, struct pyb_offcpu_start, 1);
 BPF_STACK_TRACE(stack_traces, STACK_STORAGE_SIZE);
+/* When the run ended (user space sets it): later events are ignored, so
+ * what is open then stays open for user space to charge up to there. */
+BPF_ARRAY(run_end, u64, 1);
+
+static __always_inline bool run_over(u64 now)
+{
+	u32 zero = 0;
+	u64 *end = run_end.lookup(&zero);
+
+	return end && *end && now > *end;
+}
 
 /* ctx: the tracepoint context (its struct is only declared by
  * TRACEPOINT_PROBE below, so scalar fields come as arguments). */
@@ -39,7 +50,7 @@ static __always_inline void switched_out(void *ctx, long prev_state, u64 now)
 {
 	u64 id = bpf_get_current_pid_tgid();
 	u32 pid = id >> 32, tid = (u32)id, zero = 0;
-	struct offcpu_start *st;
+	struct pyb_offcpu_start *st;
 	struct pyb_scratch *s;
 	struct pyb_layout *L;
 	struct pyb_proc *proc;
@@ -53,6 +64,7 @@ static __always_inline void switched_out(void *ctx, long prev_state, u64 now)
 	__builtin_memset(&st->key, 0, sizeof(st->key));
 	st->ts = now;
 	st->wake_ts = 0;
+	st->seeded = 0;
 	st->key.pid = pid;
 	st->key.tid = tid;
 	/* "R" (runnable, preempted or yielding) when no state bit is set */
@@ -71,7 +83,7 @@ static __always_inline void switched_out(void *ctx, long prev_state, u64 now)
 
 static __always_inline void switched_in(u32 tid, u64 now)
 {
-	struct offcpu_start *st = start.lookup(&tid);
+	struct pyb_offcpu_start *st = start.lookup(&tid);
 	struct pyb_count_key key;
 	u64 end, us;
 
@@ -85,7 +97,7 @@ static __always_inline void switched_in(u32 tid, u64 now)
 		struct pyb_hist_key hk = { .pystack = key.pystack, .pid = key.pid };
 
 		pyb_count_add(&key, us);
-		if (key.kind == PYB_KIND_BLOCKED) {
+		if (key.kind == PYB_KIND_BLOCKED && !st->seeded) {
 			hk.slot = bpf_log2l(us);
 			hists.increment(hk);
 		}
@@ -103,10 +115,14 @@ static __always_inline void switched_in(u32 tid, u64 now)
 TRACEPOINT_PROBE(sched, sched_waking)
 {
 	u32 tid = args->pid;
-	struct offcpu_start *st = start.lookup(&tid);
+	struct pyb_offcpu_start *st = start.lookup(&tid);
+	u64 now;
 
-	if (st && !st->wake_ts)
-		st->wake_ts = bpf_ktime_get_ns();
+	if (!st || st->wake_ts)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (!run_over(now))
+		st->wake_ts = now;
 	return 0;
 }
 
@@ -114,6 +130,8 @@ TRACEPOINT_PROBE(sched, sched_switch)
 {
 	u64 now = bpf_ktime_get_ns();
 
+	if (run_over(now))
+		return 0;
 	switched_out(args, args->prev_state, now);
 	switched_in((u32)args->next_pid, now);
 	return 0;

@@ -75,3 +75,29 @@ def read_json(path, timeout=20, key=None):
             pass
         time.sleep(0.05)
     raise AssertionError("no usable %s within %ss" % (path, timeout))
+
+
+DURATION = r"\d+(?:\.\d+)? (?:us|ms|s)|\d+ min \d+ s|\d+ h \d+ min"
+
+
+def duration_us(text):
+    """'950 us', '12.3 ms', '4.52 s', '21 min 47 s', '3 h 05 min' ->
+    microseconds (as precise as the text)."""
+    import re
+    m = re.fullmatch(r"(\d+) h (\d+) min", text)
+    if m:
+        return (int(m.group(1)) * 3600 + int(m.group(2)) * 60) * 10 ** 6
+    m = re.fullmatch(r"(\d+) min (\d+) s", text)
+    if m:
+        return (int(m.group(1)) * 60 + int(m.group(2))) * 10 ** 6
+    value, unit = text.split()
+    return float(value) * {"us": 1, "ms": 1e3, "s": 1e6}[unit]
+
+
+def offcpu_times(err):
+    """(blocked, runnable) microseconds from pyoffcpu's closing summary, or
+    None."""
+    import re
+    m = re.search(r"pyoffcpu: (%s) blocked; (%s) runnable waiting for a CPU" % (DURATION, DURATION),
+                  err)
+    return (duration_us(m.group(1)), duration_us(m.group(2))) if m else None

@@ -36,7 +36,7 @@ import pytest
 
 from conftest import tool_path, WORKLOADS
 import interpreters
-from profiling import start_tool, finish, parse_folded, frame_name, read_json
+from profiling import start_tool, finish, parse_folded, frame_name, read_json, offcpu_times
 
 SLACK = 20          # seconds a tool may take past its duration to report and exit
 START_TIMEOUT = 120  # compiling BPF on a busy machine
@@ -50,7 +50,7 @@ SUMMARY2 = re.compile(
     r"^(\w+): (\d+) stacks truncated at \d+ Python frames, (\d+) with an unreadable frame, "
     r"(\d+) .+? not counted \(maps full: (\d+) stacks\), (\d+) process events lost$", re.M)
 GIL_ROW = re.compile(  # pygil's table: TID COMM WALL(s) WAIT(ms) WAIT% WAITS AVG_WAIT(us) HOLD%
-    r"^ *(\d+) .{16} +([\d.]+) +([\d.]+) +([\d.]+)% +(\d+) +(\d+) +([\d.]+)%$")
+    r"^ *(\d+) .{16} +([\d.]+|-) +([\d.]+) +([\d.]+|-)%? +(\d+) +(\d+) +([\d.]+%|-)$")
 
 
 def interps(*ids):
@@ -449,18 +449,23 @@ def test_thread_churn(py, tools, tmp_path):
     assert_named(prof, "churn_thread_work", 20)
     off = res["pyoffcpu"]
     assert_named(off, "churn_thread_work", 20000)
-    m = re.search(r"(\d+) us blocked; (\d+) us runnable", off.err)
-    assert m, off.describe()
+    times = offcpu_times(off.err)
+    assert times, off.describe()
     # never more off-CPU time than 5 threads (4 workers, main) can have
-    assert int(m.group(1)) + int(m.group(2)) <= 5 * (duration + 1) * 1e6, off.describe()
+    assert times[0] + times[1] <= 5 * (duration + 1) * 1e6, off.describe()
     gil = res["pygil"]
     assert_named(gil, "churn_thread_work", 1000)
     rows = [m for m in map(GIL_ROW.match, gil.out.splitlines()) if m]
     assert len(rows) >= 100, gil.out[:3000]
     assert len(rows) <= state["threads"] * 2 + 10, len(rows)  # no thread twice
     for row in rows:
-        assert 0 <= float(row.group(4)) <= 100.0 and float(row.group(2)) <= duration + 2, \
-            row.group(0)
+        wall = row.group(2)
+        assert wall == "-" or float(wall) <= duration + 2, row.group(0)
+        if row.group(4) == "-":
+            # no share over less than 0.5 s (most of these threads live ms)
+            assert wall == "-" or float(wall) < 0.5, row.group(0)
+        else:
+            assert 0 <= float(row.group(4)) <= 100.0 and float(wall) >= 0.5, row.group(0)
     total = re.search(r"^ +all threads +([\d.]+) +([\d.]+) +([\d.]+)% +(\d+)", gil.out, re.M)
     assert total and float(total.group(3)) <= 100.0, gil.out[-3000:]
     assert abs(float(total.group(2)) - sum(float(r.group(3)) for r in rows)) <= \

@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -43,6 +44,12 @@ def run_delays(pid, tids):
         with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as fp:
             out[tid] = int(fp.read().split()[1]) / 1e9
     return out
+
+
+def cpu_time(pid, tid):
+    """Seconds a thread has run on a CPU (schedstat)."""
+    with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as fp:
+        return int(fp.read().split()[0]) / 1e9
 
 
 def run_gil(interp, pygil, tmp_path, mode, seconds, args=(), header_on="stdout"):
@@ -174,3 +181,144 @@ def test_errors(pygil):
                         pygil, "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        timeout=60, universal_newlines=True)
     assert r.returncode == 1 and "must be run as root" in r.stderr
+
+
+def test_gil_wait_in_progress_at_the_end(interp, pygil, tmp_path):
+    """The main thread keeps the GIL in a C call (ctypes.PyDLL) past the end
+    of the run while another thread wants it: that thread's wait, still
+    going when the run ends, is counted up to the end, in stacks ending in
+    [still waiting for the GIL], as long as the thread was neither running
+    nor waiting for a CPU; the holder is the C call's caller."""
+    seconds = 3
+    script = interp.place(os.path.join(WORKLOADS, "stuck_threads.py"))
+    scratch = interp.scratch(tempfile.mkdtemp(dir=str(tmp_path)))
+    proc = interp.spawn([script, scratch.proc, "gil"])
+    out = os.path.join(str(tmp_path), "waits.folded")
+    try:
+        read_json(scratch.host_path("state.json"), key="ready")
+        tool = start_tool(pygil, ["-p", str(proc.pid), "-o", out, "--format", "folded",
+                                  str(seconds)])
+        started = time.monotonic()
+        with open(scratch.host_path("go"), "w"):
+            pass
+        state = read_json(scratch.host_path("state.json"), key="holding_since")
+        waiter = host_tids(proc.pid)[state["waiter_tid"]]
+        delay0 = run_delays(proc.pid, [waiter])[waiter]
+        cpu0 = cpu_time(proc.pid, waiter)
+        time.sleep(max(0.0, started + seconds - time.monotonic()))
+        delay1 = run_delays(proc.pid, [waiter])[waiter]
+        cpu1 = cpu_time(proc.pid, waiter)
+        rc, text, err = finish(tool)
+    finally:
+        proc.kill()
+        scratch.cleanup()
+    assert rc == 0, err
+    # from when the holder took the GIL to the end of the run, less the
+    # waiter's own CPU time and waits for a CPU (its 5 ms timed waits wake it)
+    span = started + seconds - state["holding_since"]
+    truth_us = 1e6 * (span - (cpu1 - cpu0) - (delay1 - delay0))
+    with open(out, encoding="utf-8") as fp:
+        rows = parse_folded(fp.read())
+    open_rows = [(fr, us) for fr, _, us in rows if fr[-1] == "[still waiting for the GIL]"]
+    assert open_rows and all(any(frame_name(f) == "wants_the_gil" for f in fr)
+                             for fr, _ in open_rows), rows
+    waited = sum(us for _, us in open_rows)
+    assert abs(waited - truth_us) <= 0.05 * 1e6 * seconds, (waited, truth_us, span, err)
+    # the table agrees, and names who held the GIL meanwhile
+    table = {int(m.group(1)): float(m.group(4)) for m in map(ROW.match, text.splitlines()) if m}
+    assert abs(table[waiter] * 1000 - waited) <= 0.02 * waited + 5000, (table, waited)
+    held = text.split("Who held the GIL while others waited")[1]
+    assert "hold_gil_in_c (" in held, text
+    assert "1 thread was still waiting for the GIL when the run ended" in err, err
+
+
+CONTENDERS = ("import os, sys, threading, time\n"
+              "quit = sys.argv[1]\n"
+              "def contend():\n"
+              "    while not os.path.exists(quit): pass\n"
+              "for _ in range(int(sys.argv[2])):\n"
+              "    threading.Thread(target=contend, daemon=True).start()\n"
+              "while not os.path.exists(quit): time.sleep(0.01)\n"
+              "os._exit(0)\n")
+SECTION = re.compile(r"^PID (\d+) \(.*?\), Python [\w.+]+: (.*)$", re.M)
+ALL_THREADS = re.compile(r"^ +all threads +([\d.]+) +([\d.]+) +(\S+) +(\d+)", re.M)
+ANY_ROW = re.compile(r"^ *(\d+) .{16} +([\d.]+|-) +([\d.]+) +([\d.]+%|-) +(\d+) +(\d+) +"
+                     r"([\d.]+%|-)$", re.M)
+
+
+def sections(out):
+    """[(pid, rest of its header line, all-threads WAIT(ms), [thread rows])]
+    in the order printed."""
+    found = []
+    starts = list(SECTION.finditer(out))
+    for i, m in enumerate(starts):
+        body = out[m.end():starts[i + 1].start() if i + 1 < len(starts) else len(out)]
+        total = ALL_THREADS.search(body)
+        assert total, body
+        found.append((int(m.group(1)), m.group(2), float(total.group(2)),
+                      ANY_ROW.findall(body[:total.start()])))
+    return found
+
+
+def test_short_lived_process(pygil, tmp_path):
+    """A process that ends about 0.1 s into the run, its two threads
+    contending: no rate of GIL switches and no shares over so short a window
+    ("-", and a line saying why), never the 100% waits or thousands of
+    switches a second such a window gives."""
+    quit = str(tmp_path / "quit")
+    proc = subprocess.Popen([interpreters.HOST_PYTHON, "-c", CONTENDERS, quit, "2"])
+    try:
+        time.sleep(0.5)
+        tool = start_tool(pygil, ["-p", str(proc.pid), "30"])
+        time.sleep(0.1)
+        with open(quit, "w"):
+            pass
+        rc, out, err = finish(tool)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert rc == 0 and "every target process has exited" in err, err
+    [(pid, header, waited, rows)] = sections(out)
+    m = re.match(r"(\d+) GIL switches in (0\.[0-4]\d) s \(too short for a rate\)", header)
+    assert m and int(m.group(1)) > 0, out
+    assert len(rows) == 3 and waited > 0, out  # main and two contending threads
+    for row in rows:
+        assert row[3] == "-" and row[6] == "-", (row, out)
+    assert "-: seen for less than 0.5 s" in out, out
+
+
+def test_system_wide_ranks_processes(pygil, tmp_path):
+    """System-wide, with twelve processes of 1 to 6 contending threads
+    among whatever else runs: processes come most GIL waiting first, 10 of
+    them and one line on the rest by default, every one with --all."""
+    quit = str(tmp_path / "quit")
+    procs = [subprocess.Popen([interpreters.HOST_PYTHON, "-c", CONTENDERS, quit,
+                               str(1 + i % 6)]) for i in range(12)]
+    try:
+        time.sleep(1)
+        # one after the other: system-wide start-up reads every Python
+        # process on the machine, slow where many run
+        results = [finish(start_tool(pygil, args + ["3"], timeout=600))
+                   for args in ([], ["--all"])]
+    finally:
+        with open(quit, "w"):
+            pass
+        for p in procs:
+            p.wait(timeout=60)
+    for rc, out, err in results:
+        assert rc == 0, err
+    default, everything = (sections(out) for _, out, _ in results)
+    ours = {p.pid for p in procs}
+    assert ours <= {s[0] for s in everything}, (ours, [s[0] for s in everything])
+    assert len(default) == 10 and len(everything) >= 12, [s[0] for s in default]
+    for found in (default, everything):
+        waits = [s[2] for s in found]
+        assert waits == sorted(waits, reverse=True), waits
+    # the processes with 6 contending threads waited most of ours
+    six = {p.pid for i, p in enumerate(procs) if i % 6 == 5}
+    assert six <= {s[0] for s in default}, (six, [s[0] for s in default])
+    more = re.search(r"^\((\d+) more process(?:es)? with less GIL waiting not shown: ([\d.]+) ms "
+                     r"of waits in all, (\d+) with none; --all shows every process\)$",
+                     results[0][1], re.M)
+    assert more and int(more.group(1)) >= 2, results[0][1][-2000:]
+    assert "more process" not in results[1][1]

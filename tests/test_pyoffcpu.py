@@ -13,7 +13,8 @@ import pytest
 
 from conftest import tool_path, WORKLOADS
 import interpreters
-from profiling import start_tool, finish, parse_folded, frame_name, read_json
+from profiling import (start_tool, finish, parse_folded, frame_name, read_json, offcpu_times,
+                       DURATION, duration_us)
 from test_pyprofile import host_interp, go_pprof, pprof_cum_ms
 
 WORKLOAD = os.path.join(WORKLOADS, "offcpu_known.py")
@@ -87,7 +88,11 @@ def test_blocked_time_matches_truth(interp, pyoffcpu, tmp_path):
     leaf = [x for x in nap[0] if frame_name(x) == "nap_in_sleep"][0]
     assert "offcpu_known.py:" in leaf
     assert not any("[runnable" in f for fr, _, _ in rows for f in fr)
-    assert re.search(r"pyoffcpu: \d+ us blocked; \d+ us runnable", err), err
+    # the summary in units for people, the blocked time the stacks' sum
+    times = offcpu_times(err)
+    assert times, err
+    total = sum(us for _, _, us in rows)
+    assert abs(times[0] - total) <= max(0.005 * total, 1000), (times, total, err)
 
 
 def test_histogram_of_blocked_durations(pyoffcpu, tmp_path):
@@ -161,8 +166,8 @@ def test_runnable_time_is_reported_apart(pyoffcpu, tmp_path):
             p.kill()
             p.wait()
     assert plain.returncode == 0 and shown.returncode == 0, plain.stderr + shown.stderr
-    m = re.search(r"(\d+) us blocked; (\d+) us runnable", plain.stderr)
-    assert m and int(m.group(2)) > 200000, plain.stderr
+    times = offcpu_times(plain.stderr)
+    assert times and times[1] > 200000, plain.stderr
     assert "[runnable" not in plain.stdout
     marked = [(fr, us) for fr, _, us in parse_folded(shown.stdout)
               if fr[-1] == "[runnable: waiting for a CPU]"]
@@ -295,3 +300,117 @@ def test_pprof_output_is_off_cpu_time(pyoffcpu, tmp_path):
     for f in FUNCS:
         want = truth[f] * 1000
         assert abs(cum.get(f, 0) - want) <= TOLERANCE * want, (f, cum.get(f), want, top)
+
+
+STUCK = os.path.join(WORKLOADS, "stuck_threads.py")
+
+
+def python_leaf(frames):
+    """The innermost 'qualname (file:line)' frame of a folded row."""
+    python = [f for f in frames if f.endswith(")") and " (" in f and not f.endswith("_[k]")]
+    return python[-1] if python else None
+
+
+def test_blocked_past_the_end_of_the_run(interp, pyoffcpu, tmp_path):
+    """A thread blocked on a lock since before the run (no context switch
+    for BPF to see) and one that blocks on it during the run are charged up
+    to the end, at the acquire line, their stacks ending in [still
+    blocked]: the whole run for the first, from when it blocked for the
+    second."""
+    seconds = 3
+    script = interp.place(STUCK)
+    scratch = interp.scratch(tempfile.mkdtemp(dir=str(tmp_path)))
+    proc = interp.spawn([script, scratch.proc, "lock"])
+    out = os.path.join(str(tmp_path), "stuck.folded")
+    try:
+        state = read_json(scratch.host_path("state.json"), key="ready")
+        tool = start_tool(pyoffcpu, ["-p", str(proc.pid), "-o", out, "--format", "folded",
+                                     str(seconds)])
+        started = time.monotonic()  # the run began just before (seeding aside)
+        time.sleep(0.5)
+        with open(scratch.host_path("go"), "w"):
+            pass
+        rc, _, err = finish(tool)
+        late_since = read_json(scratch.host_path("state.json"), key="late_since")["late_since"]
+    finally:
+        proc.kill()
+        scratch.cleanup()
+    assert rc == 0, err
+    with open(out, encoding="utf-8") as fp:
+        rows = parse_folded(fp.read())
+    per = {}
+    for frames, _, us in rows:
+        leaf = python_leaf(frames)
+        if leaf and frame_name(leaf) in ("blocked_from_start", "blocked_after_go"):
+            per.setdefault(frame_name(leaf), []).append((frames, leaf, us))
+    assert set(per) == {"blocked_from_start", "blocked_after_go"}, rows
+    lines = {"blocked_from_start": state["lines"]["from start"],
+             "blocked_after_go": state["lines"]["after go"]}
+    for name, found in per.items():
+        # every row of it is open at the end, at the acquire line
+        for frames, leaf, us in found:
+            assert frames[-1] == "[still blocked]", (name, frames)
+            assert leaf == "%s (%s:%d)" % (name, script, lines[name]), (leaf, lines[name])
+    whole = sum(us for _, _, us in per["blocked_from_start"])
+    assert abs(whole - seconds * 1e6) <= 0.05 * seconds * 1e6, (whole, err)
+    late = sum(us for _, _, us in per["blocked_after_go"])
+    truth = (started + seconds - late_since) * 1e6
+    assert abs(late - truth) <= 0.05 * seconds * 1e6, (late, truth, err)
+    # BPF took the kernel stack of the one that blocked during the run
+    assert any(f.endswith("_[k]") for frames, _, _ in per["blocked_after_go"]
+               for f in frames), per["blocked_after_go"]
+    m = re.search(r"pyoffcpu: (\d+) threads were still blocked when the run ended "
+                  r"\((\d+) since before it began\)", err)
+    assert m and int(m.group(1)) >= 2 and int(m.group(2)) >= 1, err
+
+
+MANY_STACKS = ("import time\n"
+               "for i in range(60):\n"
+               "    exec('def nap_%02d():\\n    time.sleep(0.002)\\n' % i)\n"
+               "naps = [globals()['nap_%02d' % i] for i in range(60)]\n"
+               "end = time.time() + float(__import__('sys').argv[1])\n"
+               "while time.time() < end:\n"
+               "    for nap in naps:\n"
+               "        nap()\n")
+TEXT_STACK_END = re.compile(r"^    -\s+\S.* \((\d+)\)\n        (\d+)$", re.M)
+
+
+def test_text_output_is_bounded(pyoffcpu, tmp_path):
+    """Text for people shows the 20 stacks with the most time and says how
+    many it left out and with how much time (and how to see them); --top N
+    and --all change that; folded output keeps every stack."""
+    proc = subprocess.Popen([interpreters.HOST_PYTHON, "-c", MANY_STACKS, "600"])
+    try:
+        time.sleep(0.3)
+        runs = {}
+        for name, args in (("default", []), ("top5", ["--top", "5"]), ("all", ["--all"]),
+                           ("folded", ["-f"])):
+            runs[name] = subprocess.run([pyoffcpu, "-U", "-p", str(proc.pid)] + args + ["2"],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        timeout=300, universal_newlines=True)
+            assert runs[name].returncode == 0, runs[name].stderr
+    finally:
+        proc.kill()
+        proc.wait()
+    folded = parse_folded(runs["folded"].stdout)
+    naps = {frame_name(python_leaf(fr)) for fr, _, _ in folded if python_leaf(fr)}
+    assert len([n for n in naps if n.startswith("nap_")]) == 60, naps  # all of them
+    for name, shown in (("default", 20), ("top5", 5)):
+        out = runs[name].stdout
+        values = [int(v) for _, v in TEXT_STACK_END.findall(out)]
+        assert len(values) == shown, out[-3000:]
+        assert values == sorted(values), values  # bcc's order: the most time last
+        m = re.search(r"^\((\d+) more stacks with less time, (%s) in all \(([\d.]+)%%\), "
+                      r"not shown: --all shows every stack" % DURATION, out, re.M)
+        assert m, out[:2000]
+        assert int(m.group(1)) >= 60 - shown, m.group(0)  # 60 naps, and more
+        # shown and left out make the whole, and what was left out had less
+        # time than anything shown
+        omitted = duration_us(m.group(2))
+        blocked = offcpu_times(runs[name].stderr)[0]
+        assert abs(sum(values) + omitted - blocked) <= 0.01 * blocked, (values, omitted, blocked)
+        # (both read from rounded figures)
+        assert omitted / blocked == pytest.approx(float(m.group(3)) / 100, abs=0.01)
+        assert omitted <= int(m.group(1)) * values[0], (omitted, values[0])
+    everything = TEXT_STACK_END.findall(runs["all"].stdout)
+    assert len(everything) > 60 and "more stacks" not in runs["all"].stdout

@@ -20,21 +20,24 @@
 #include "cpython/gil.h"
 #include "cpython/gil_locate.h"
 #include "report/formats.h"
+#include "report/row_limit.h"
 #include "bpf/session.h"
 
 extern const char pygil_bpf_text[];
 
 static const char usage_text[] =
 	"Usage: pygil [-h] [-p PID[,PID...] | -t TID] [-f] [-o FILE]\n"
-	"             [--format text|folded|svg|speedscope|pprof] [-i INTERVAL] [-v]\n"
-	"             [--version] [duration]\n"
+	"             [--format text|folded|svg|speedscope|pprof] [-i INTERVAL] [--all]\n"
+	"             [-v] [--version] [duration]\n"
 	"\n"
 	"Measure GIL contention in Python processes: per thread, the time spent\n"
 	"waiting for the GIL (and as a share of its wall time), the number of waits,\n"
 	"their durations as a log2 histogram, each thread's share of GIL holding and\n"
 	"the GIL switches per second; the Python stacks where threads waited, and\n"
 	"the stacks of the threads that held the GIL meanwhile. Works on stripped\n"
-	"interpreters. Without -p: every Python process on the machine.\n"
+	"interpreters. Without -p: every Python process on the machine. Shares and\n"
+	"rates over less than 0.5 s are shown as \"-\"; a wait still going on at the\n"
+	"end counts up to the end, its stacks ending in " STILL_WAITING_MARKER ".\n"
 	"\n"
 	"  -p, --pid PID[,PID]  trace these processes only\n"
 	"  -t, --tid TID        trace this thread only\n"
@@ -43,6 +46,10 @@ static const char usage_text[] =
 	"  -o, --output FILE    write the waiting stacks to FILE (--format)\n"
 	"      --format FMT     text (default), folded, svg, speedscope or pprof\n"
 	"  -i, --interval SECS  print the table every SECS seconds, for that interval\n"
+	"      --all            every process and every stack in the text report\n"
+	"                       (default: the 10 processes whose threads waited\n"
+	"                       longest, without -p only those that waited, and\n"
+	"                       the 20 stacks with the most time)\n"
 	"  -v, --verbose        say how each process was recognised, BPF run time\n"
 	"      --version        print the version\n"
 	"  -h, --help           show this help\n"
@@ -55,10 +62,15 @@ static const char usage_text[] =
 	"    ./pygil -p 185 -o gil.svg --format svg 10   # flame graph of GIL waits\n"
 	"    ./pygil 5                    # every Python process, 5 seconds\n";
 
+enum { OPT_ALL = CLI_OPT_OWN };
+
+/* Stacks the text report shows of each kind without --all. */
+#define TOP_STACKS 20
+
 struct options {
 	struct cli cli;
 	int interval;
-	bool folded;
+	bool folded, all;
 };
 
 static int own_option(int opt, const char *arg, void *ctx)
@@ -75,6 +87,9 @@ static int own_option(int opt, const char *arg, void *ctx)
 			return -1;
 		}
 		return 0;
+	case OPT_ALL:
+		o->all = true;
+		return 0;
 	default:
 		return 1;
 	}
@@ -85,6 +100,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 	static const struct option longopts[] = {
 		{ "folded", no_argument, NULL, 'f' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "all", no_argument, NULL, OPT_ALL },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -143,17 +159,25 @@ static int attach(struct tool_session *s, int *enter_fd)
 	return 0;
 }
 
-static void print_stacks(struct tool_session *s, int kind, const char *title, FILE *out)
+static void print_stacks(struct tool_session *s, int kind, const char *title, bool all,
+			 FILE *out)
 {
 	struct report rep;
+	struct report_top top;
 
 	report_init(&rep, false);
 	s->filter.only_kind = kind;
 	session_collect(s, &rep);
-	if (rep.n) {
+	report_top_rows(&rep, all ? 0 : TOP_STACKS, &top);
+	if (rep.n)
 		fprintf(out, "%s\n\n", title);
-		report_print_text(&rep, out);
-	}
+	if (top.omitted)
+		fprintf(out,
+			"(%zu more stack%s with less time, %.1f ms in all, not shown: --all shows "
+			"every stack; -f and the other formats have them all)\n\n",
+			top.omitted, top.omitted == 1 ? "" : "s", (double)top.omitted_value / 1e3);
+	report_print_text(&top.view, out);
+	report_top_free(&top);
 	report_free(&rep);
 }
 
@@ -170,10 +194,10 @@ static int report(struct tool_session *s, struct tick_state *ts, struct options 
 	gil_monitor_print(&ts->mon, ts->table, o->interval > 0, true);
 	if (!o->folded) {
 		print_stacks(s, PYB_KIND_GIL_WAIT,
-			     "Where threads waited for the GIL (microseconds waited):", stdout);
+			     "Where threads waited for the GIL (microseconds waited):", o->all, stdout);
 		print_stacks(s, PYB_KIND_GIL_HOLD,
 			     "Who held the GIL while others waited (microseconds others waited):",
-			     stdout);
+			     o->all, stdout);
 	}
 	if (!o->cli.output && !o->folded)
 		return 0;
@@ -200,10 +224,9 @@ int main(int argc, char **argv)
 	struct tool_session s = { .tool = "pygil" };
 	struct tick_state ts = { .o = &o };
 	const char *cflags[] = {
-		"-DPYSTACKS_SIZE=65536", "-DCOUNTS_SIZE=65536", "-DEPISODE_GAP_NS=200000ULL",
-		NULL, NULL,
+		"-DPYSTACKS_SIZE=65536", "-DCOUNTS_SIZE=65536", NULL, NULL, NULL,
 	};
-	char d_tid[32], d_size[32];
+	char d_tid[32], d_size[32], d_gap[48];
 	int enter_fd = -1, rc = 1;
 
 	if (parse_args(argc, argv, &o, &s) < 0)
@@ -216,6 +239,8 @@ int main(int argc, char **argv)
 		return 1;
 	snprintf(d_tid, sizeof(d_tid), "-DTHREAD_FILTER=%d", (int)o.cli.tid);
 	snprintf(d_size, sizeof(d_size), "-DGIL_SIZE=%d", PY_GIL_STRUCT_SIZE);
+	snprintf(d_gap, sizeof(d_gap), "-DEPISODE_GAP_NS=%lluULL", GIL_EPISODE_GAP_NS);
+	cflags[2] = d_gap;
 	cflags[3] = d_tid;
 	cflags[4] = d_size;
 	s.verbose = o.cli.verbose;
@@ -229,6 +254,9 @@ int main(int argc, char **argv)
 			 bpfmod_table_fd(&s.bpf, "threads"), bpfmod_table_fd(&s.bpf, "waits"),
 			 bpfmod_table_fd(&s.bpf, "hists"));
 	ts.mon.only_tid = o.cli.tid;
+	ts.mon.counts_fd = s.counts_fd;
+	ts.mon.top = o.all ? 0 : GIL_TOP_PROCESSES;
+	ts.mon.hide_idle = !o.all && !s.npids; /* -p/-t: the targets are shown */
 	ts.table = o.folded ? stderr : stdout;
 	session_install_signals();
 	if (attach(&s, &enter_fd) < 0 || session_start_discovery(&s) < 0)
@@ -248,8 +276,15 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	session_run(&s, o.cli.duration);
+	ts.mon.end_ns = s.end_ns;
 	rc = report(&s, &ts, &o);
 	session_print_summary(&s, "GIL waits");
+	if (ts.mon.still_waiting)
+		fprintf(stderr,
+			"pygil: %zu thread%s still waiting for the GIL when the run ended: "
+			"counted up to the end, in stacks ending in %s\n",
+			ts.mon.still_waiting, ts.mon.still_waiting == 1 ? " was" : "s were",
+			STILL_WAITING_MARKER);
 	if (o.cli.verbose)
 		session_print_bpf_stats(&s, enter_fd, "sys_enter_futex",
 					session_stat(&s, PYB_STAT_SAMPLES), "GIL wait episode");

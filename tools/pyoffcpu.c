@@ -11,24 +11,31 @@
  * sched:sched_waking ends the blocked part) is kept apart from
  * time spent blocked. Same walker, naming and output as pyprofile.
  */
+#include <limits.h>
 #include <linux/bpf.h>
 #include <stdio.h>
 
 #include "cli.h"
 #include "report/formats.h"
+#include "report/row_limit.h"
+#include "report/units.h"
+#include "bpf/open_intervals.h"
 #include "bpf/stack_hist.h"
 #include "bpf/session.h"
+#include "sys/clock.h"
 
 extern const char pyoffcpu_bpf_text[];
 
 static const char usage_text[] =
 	"Usage: pyoffcpu [-h] [-p PID[,PID...] | -t TID] [-u] [-U | -K] [-m MIN_US]\n"
-	"                [-M MAX_US] [-R] [-f] [-d] [-H [--top N]] [-o FILE]\n"
+	"                [-M MAX_US] [-R] [-f] [-d] [-H] [--top N | --all] [-o FILE]\n"
 	"                [--format text|folded|svg|speedscope|pprof]\n"
 	"                [--stack-storage-size N] [--async] [-v] [--version] [duration]\n"
 	"\n"
 	"Summarize the time Python threads spend off CPU (sleeping, waiting on I/O,\n"
 	"locks or the GIL) by Python, native and kernel stack, in microseconds.\n"
+	"Threads still blocked when the run ends (since before it began, too) are\n"
+	"charged up to the end, their stacks ending in " STILL_BLOCKED_MARKER ".\n"
 	"Without -p: every Python process on the machine, including ones that start\n"
 	"during the run. Runs for duration seconds, or until Ctrl-C.\n"
 	"\n"
@@ -46,7 +53,9 @@ static const char usage_text[] =
 	"  -d, --delimited      put a delimiter between user and kernel stacks\n"
 	"  -H, --histogram      print log2 histograms of blocked durations for the\n"
 	"                       stacks that blocked longest instead of stacks\n"
-	"      --top N          how many stacks -H shows (default 10)\n"
+	"      --top N          how many stacks text output shows, most time first\n"
+	"                       (default 20; -H: 10). Other formats: all stacks\n"
+	"      --all            every stack in text output (--top 0)\n"
 	"  -o, --output FILE    write the report to FILE (default: stdout)\n"
 	"      --format FMT     text (default), folded, svg (interactive flame graph)\n"
 	"                       speedscope (JSON for speedscope.app) or pprof\n"
@@ -69,7 +78,7 @@ static const char usage_text[] =
 	"    ./pyoffcpu -R -p 185 10      # include time waiting for a CPU\n"
 	"    ./pyoffcpu --async -p 185 10 # which asyncio task blocked the event loop\n";
 
-enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_TOP, OPT_ASYNC };
+enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_TOP, OPT_ASYNC, OPT_ALL };
 
 struct options {
 	struct cli cli;
@@ -115,7 +124,7 @@ static int own_option(int opt, const char *arg, void *ctx)
 		o->histogram = true;
 		return 0;
 	case OPT_TOP:
-		if (cli_parse_small_int(arg, 1, 100000, &o->top) < 0) {
+		if (cli_parse_small_int(arg, 0, 1000000, &o->top) < 0) {
 			fprintf(stderr, "pyoffcpu: invalid --top: %s\n", arg);
 			return -1;
 		}
@@ -128,6 +137,9 @@ static int own_option(int opt, const char *arg, void *ctx)
 		return 0;
 	case OPT_ASYNC:
 		o->tasks = true;
+		return 0;
+	case OPT_ALL:
+		o->top = 0;
 		return 0;
 	default:
 		return 1;
@@ -148,6 +160,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 		{ "delimited", no_argument, NULL, 'd' },
 		{ "histogram", no_argument, NULL, 'H' },
 		{ "top", required_argument, NULL, OPT_TOP },
+		{ "all", no_argument, NULL, OPT_ALL },
 		{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
 		{ "async", no_argument, NULL, OPT_ASYNC },
 		{ NULL, 0, NULL, 0 },
@@ -195,28 +208,88 @@ static int compile(struct tool_session *s, const struct options *o)
 	return session_compile(s, pyoffcpu_bpf_text, cflags, n);
 }
 
-/* What the stacks do not show: the other kind of off-CPU time. */
+/* What the stacks do not show: the other kind of off-CPU time, and what
+ * was still open at the end. */
 static void print_time_summary(const struct options *o, const struct report *rep,
-			       struct tool_session *s)
+			       struct tool_session *s, const struct open_intervals *oi)
 {
 	uint64_t blocked = rep->total - (o->runnable ? rep->runnable_total : 0);
+	char b[48], r[48], open[48];
 
-	fprintf(stderr, "pyoffcpu: %llu us blocked; %llu us runnable waiting for a CPU (%s)",
-		(unsigned long long)blocked, (unsigned long long)rep->runnable_total,
+	report_format_us(blocked, b, sizeof(b));
+	report_format_us(rep->runnable_total, r, sizeof(r));
+	fprintf(stderr, "pyoffcpu: %s blocked; %s runnable waiting for a CPU (%s)", b, r,
 		o->runnable ? "shown" : "not shown: -R shows it");
 	if (o->min_us || o->max_us != (1LL << 40))
 		fprintf(stderr, "; %llu intervals outside -m/-M not counted",
 			(unsigned long long)session_stat(s, PYB_STAT_FILTERED));
 	fputc('\n', stderr);
+	if (oi->open_threads) {
+		char since[48] = "";
+
+		report_format_us(oi->open_us, open, sizeof(open));
+		if (oi->open_since_start)
+			snprintf(since, sizeof(since), " (%zu since before it began)",
+				 oi->open_since_start);
+		fprintf(stderr,
+			"pyoffcpu: %zu thread%s still blocked when the run ended%s: %s of the "
+			"blocked time, counted up to the end, in stacks ending in %s\n",
+			oi->open_threads, oi->open_threads == 1 ? " was" : "s were", since, open,
+			STILL_BLOCKED_MARKER);
+	}
+	if (oi->counts_lost)
+		fprintf(stderr, "pyoffcpu: %zu intervals open at the end not counted (maps full)\n",
+			oi->counts_lost);
+}
+
+/* Text for people: the stacks with the most time, and a line on the rest. */
+static int write_text(const struct report *rep, int top, FILE *out)
+{
+	struct report_top t;
+	char v[48];
+
+	report_top_rows(rep, (size_t)top, &t);
+	if (t.omitted) {
+		report_format_us(t.omitted_value, v, sizeof(v));
+		fprintf(out,
+			"(%zu more stack%s with less time, %s in all (%.1f%%), not shown: --all "
+			"shows every stack; -f and the other formats have them all)\n\n",
+			t.omitted, t.omitted == 1 ? "" : "s", v,
+			rep->total ? 100.0 * (double)t.omitted_value / (double)rep->total : 0.0);
+	}
+	report_print_text(&t.view, out);
+	report_top_free(&t);
+	return 0;
+}
+
+/* Threads already blocked: BPF will see no switch out of them. The run
+ * starts as they are read. */
+static void seed_open_intervals(struct tool_session *s, const struct options *o,
+				struct open_intervals *oi)
+{
+	size_t seeded;
+
+	open_intervals_init(oi, bpfmod_table_fd(&s->bpf, "start"), s->counts_fd, s->pystacks_fd);
+	oi->only_tid = o->cli.tid;
+	oi->min_us = (uint64_t)o->min_us;
+	oi->max_us = (uint64_t)o->max_us;
+	s->start_ns = monotonic_ns();
+	seeded = open_intervals_seed(oi, &s->reg, s->start_ns);
+	if (seeded)
+		stack_collector_drain(&s->col, &s->reg, s->pystacks_fd); /* named while alive */
+	if (o->cli.verbose)
+		fprintf(stderr, "pyoffcpu: %zu threads off CPU as the run began (read in %.1f ms)\n",
+			seeded, (double)(monotonic_ns() - s->start_ns) / 1e6);
 }
 
 int main(int argc, char **argv)
 {
 	struct options o = {
 		.cli = { .tool = "pyoffcpu", .usage = usage_text, .format = REPORT_TEXT },
-		.max_us = 1LL << 40, .stack_storage = 16384, .top = 10,
+		.max_us = 1LL << 40, .stack_storage = 16384, .top = -1,
 	};
 	struct tool_session s = { .tool = "pyoffcpu" };
+	struct open_intervals oi = { 0 };
 	struct report rep;
 	struct async_tasks tasks;
 	int switch_fd, wakeup_fd, rc = 1;
@@ -257,19 +330,21 @@ int main(int argc, char **argv)
 	}
 	if (cli_open_output(&o.cli) < 0)
 		goto out;
-	if ((o.cli.format == REPORT_TEXT && !o.histogram) || o.cli.output || o.histogram)
-		print_header(&o, &s);
 	s.filter = (struct stack_filter){ .user_stacks = !o.kernel_only,
 					  .kernel_stacks = !o.user_only,
 					  .only_tid = o.cli.tid,
 					  .include_runnable = o.runnable,
 					  .only_kind = -1,
 					  .tasks = s.tasks };
+	seed_open_intervals(&s, &o, &oi);
+	if ((o.cli.format == REPORT_TEXT && !o.histogram) || o.cli.output || o.histogram)
+		print_header(&o, &s);
 	if (session_start_command(&s) < 0) {
 		rc = session_end_command(&s); /* 127: not found, as shells say */
 		goto out;
 	}
 	session_run(&s, o.cli.duration);
+	open_intervals_charge(&oi, s.end_ns);
 	if (o.cli.format == REPORT_TEXT && !o.cli.output)
 		printf("\n");
 	report_init(&rep, o.delimiter);
@@ -281,12 +356,15 @@ int main(int argc, char **argv)
 			.pystacks_fd = s.pystacks_fd,
 		};
 
-		rc = stack_hist_print(&s.col, &s.reg, &maps, PYB_KIND_BLOCKED, o.top, "us", o.cli.out) < 0;
+		rc = stack_hist_print(&s.col, &s.reg, &maps, PYB_KIND_BLOCKED,
+				      o.top < 0 ? 10 : o.top ? o.top : INT_MAX, "us", o.cli.out) < 0;
+	} else if (o.cli.format == REPORT_TEXT) {
+		rc = write_text(&rep, o.top < 0 ? 20 : o.top, o.cli.out);
 	} else {
 		rc = report_write(&rep, o.cli.format, o.cli.out, "us", "pyoffcpu") < 0;
 	}
 	session_print_summary(&s, "switches off CPU");
-	print_time_summary(&o, &rep, &s);
+	print_time_summary(&o, &rep, &s, &oi);
 	if (o.cli.verbose)
 		session_print_bpf_stats(&s, switch_fd, "sched_switch",
 					session_stat(&s, PYB_STAT_SAMPLES), "Python switch");
@@ -295,6 +373,7 @@ int main(int argc, char **argv)
 out:
 	if (cli_close_output(&o.cli) < 0)
 		rc = 1;
+	open_intervals_free(&oi);
 	session_close(&s);
 	async_tasks_free(&tasks);
 	return rc;

@@ -24,6 +24,7 @@ void gil_monitor_init(struct gil_monitor *m, const char *tool, int gils_fd, int 
 	m->threads_fd = threads_fd;
 	m->waits_fd = waits_fd;
 	m->hists_fd = hists_fd;
+	m->counts_fd = -1;
 }
 
 void gil_monitor_free(struct gil_monitor *m)
@@ -419,9 +420,58 @@ void gil_monitor_tick(struct gil_monitor *m, struct py_registry *reg)
 		m->last_threads_ns = now;
 }
 
+/* Adds (or, negative, takes) us to the count of key; an emptied count goes. */
+static void count_add(int counts_fd, struct pyb_count_key key, int64_t us)
+{
+	uint64_t v = 0;
+
+	bpf_lookup_elem(counts_fd, &key, &v);
+	v = us < 0 && (uint64_t)-us >= v ? 0 : v + (uint64_t)us;
+	if (v)
+		bpf_update_elem(counts_fd, &key, &v, BPF_ANY);
+	else
+		bpf_delete_elem(counts_fd, &key);
+}
+
+/*
+ * An episode still open when the run ended: its futex wait in progress
+ * counts up to the end (or to its wakeup), and if the thread was still
+ * waiting (in a wait, or between the timed waits of one), the whole
+ * episode moves to stacks flagged PYB_COUNT_OPEN ("[still waiting for the
+ * GIL]").
+ */
+static void close_open_episode(struct gil_monitor *m, struct pyb_gil_wait *w,
+			       struct gil_thread_info *t, uint64_t end)
+{
+	uint64_t until = w->woken_ts > w->enter_ts && w->woken_ts < end ? w->woken_ts : end;
+	uint64_t now_us = w->enter_ts && until > w->enter_ts ? (until - w->enter_ts) / 1000 : 0;
+	bool waiting = w->enter_ts || (w->last_exit && end - w->last_exit < GIL_EPISODE_GAP_NS);
+
+	if (t) {
+		t->now.episodes++;
+		t->now.wait_us += now_us;
+	}
+	if (m->counts_fd < 0)
+		return;
+	if (w->holder.pystack)
+		count_add(m->counts_fd, w->holder, (int64_t)now_us);
+	if (waiting) {
+		struct pyb_count_key open = w->key;
+
+		open.flags |= PYB_COUNT_OPEN;
+		count_add(m->counts_fd, w->key, -(int64_t)w->episode_us);
+		count_add(m->counts_fd, open, (int64_t)(w->episode_us + now_us));
+		m->still_waiting++;
+	} else {
+		count_add(m->counts_fd, w->key, (int64_t)now_us);
+	}
+	w->episode_us += now_us;
+}
+
 /* BPF's counts, plus episodes still open (they end with the run). */
 static void read_counts(struct gil_monitor *m, bool final)
 {
+	uint64_t end = m->end_ns ? m->end_ns : monotonic_ns();
 	uint32_t key, next;
 	bool first = true;
 
@@ -452,7 +502,6 @@ static void read_counts(struct gil_monitor *m, bool final)
 		return;
 	first = true;
 	while (bpf_get_next_key(m->waits_fd, first ? NULL : &key, &next) == 0) {
-		struct gil_thread_info *t;
 		struct gil_proc_info *p;
 		struct pyb_gil_wait w;
 
@@ -460,10 +509,8 @@ static void read_counts(struct gil_monitor *m, bool final)
 		key = next;
 		if (bpf_lookup_elem(m->waits_fd, &key, &w) < 0 || !w.episode_start)
 			continue;
-		t = find_thread(m, (pid_t)key);
+		close_open_episode(m, &w, find_thread(m, (pid_t)key), end);
 		p = find_proc(m, (pid_t)w.key.pid);
-		if (t)
-			t->now.episodes++;
 		if (p)
 			log2_hist_add(&p->hist, w.episode_us, 1);
 	}
@@ -493,15 +540,62 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-static void print_proc(struct gil_monitor *m, struct gil_proc_info *p, FILE *out,
-		       bool since_last, uint64_t now)
+/* A share, or "-" over a window too short for one (or an unknown one). */
+static void share(char *buf, size_t len, uint64_t part, uint64_t whole, bool known)
+{
+	if (known)
+		snprintf(buf, len, "%.1f%%", pct(part, whole));
+	else
+		snprintf(buf, len, "-");
+}
+
+/* What one thread did in the window shown. */
+struct thread_window {
+	uint64_t wait_us, episodes, holds, wall_ns;
+	bool wall_known; /* seen by a thread listing: its wall time is measured */
+};
+
+static bool thread_window(const struct gil_thread_info *t, const struct gil_proc_info *p,
+			  bool since_last, uint64_t now, struct thread_window *w)
+{
+	uint64_t first = since_last && t->first_ns < p->prev_ns ? p->prev_ns : t->first_ns;
+	uint64_t last = t->last_ns > first ? t->last_ns : first;
+
+	w->wait_us = t->now.wait_us - (since_last ? t->prev.wait_us : 0);
+	w->episodes = t->now.episodes - (since_last ? t->prev.episodes : 0);
+	w->holds = t->hold_samples - (since_last ? t->prev_hold_samples : 0);
+	if (since_last && !w->wait_us && !w->holds && t->last_ns < p->prev_ns)
+		return false; /* gone before this interval */
+	/* a thread seen at the latest listing lives on until now */
+	if (!p->gone && t->last_ns && now - t->last_ns < 2 * THREADS_EVERY_NS)
+		last = now;
+	w->wall_ns = last - first;
+	/* never listed (it ended first), or listed after it waited: its
+	 * waits are all that is known of its wall time */
+	w->wall_known = t->first_ns && w->wall_ns >= w->wait_us * 1000;
+	if (!w->wall_known && w->wall_ns < w->wait_us * 1000)
+		w->wall_ns = w->wait_us * 1000;
+	return true;
+}
+
+/* The window a process's figures cover. */
+static uint64_t proc_window(const struct gil_proc_info *p, bool since_last, uint64_t now)
 {
 	uint64_t from = since_last ? p->prev_ns : p->first_ns;
 	uint64_t to = p->gone ? p->last_ns : now;
+
+	return to > from ? to - from : 0;
+}
+
+static void print_proc(struct gil_monitor *m, struct gil_proc_info *p, FILE *out,
+		       bool since_last, uint64_t now)
+{
+	uint64_t window = proc_window(p, since_last, now);
 	uint64_t switches = p->switch_last - (since_last ? p->switch_prev : p->switch_first);
 	uint64_t samples = p->samples - (since_last ? p->prev_samples : 0);
-	uint64_t all_wait = 0, all_wall = 0, all_episodes = 0;
-	double secs = (double)(to > from ? to - from : 1) / 1e9;
+	uint64_t all_wait = 0, all_wall = 0, all_episodes = 0, shared_wait = 0, shared_wall = 0;
+	bool long_enough = window >= GIL_MIN_WINDOW_NS, marked = false;
+	char wait_pct[16], hold_pct[16], wall[16];
 
 	const struct gil_proc_info *main_gil = p->slot == 0 ? p : find_proc(m, p->pid);
 	char which[64] = "";
@@ -510,43 +604,97 @@ static void print_proc(struct gil_monitor *m, struct gil_proc_info *p, FILE *out
 	if (main_gil && main_gil->ngils > 1)
 		snprintf(which, sizeof(which), ", %s%.0d%s", p->number ? "interpreter " : "main interpreter",
 			 p->number, p->number ? " (own GIL)" : "");
-	fprintf(out, "PID %d (%s), Python %s%s: %.1f GIL switches/s, switch interval %llu us%s\n\n",
-		(int)p->pid, p->comm, p->version, which, (double)switches / secs,
-		(unsigned long long)p->interval_us,
+	if (long_enough)
+		fprintf(out, "PID %d (%s), Python %s%s: %.1f GIL switches/s", (int)p->pid, p->comm,
+			p->version, which, (double)switches / ((double)window / 1e9));
+	else
+		fprintf(out, "PID %d (%s), Python %s%s: %llu GIL switches in %.2f s (too short for a rate)",
+			(int)p->pid, p->comm, p->version, which, (unsigned long long)switches,
+			(double)window / 1e9);
+	fprintf(out, ", switch interval %llu us%s\n\n", (unsigned long long)p->interval_us,
 		p->gone ? (p->slot < 0 || p->number ? ", ended" : ", exited") : "");
 	fprintf(out, "%8s %-16s %8s %10s %6s %7s %12s %6s\n", "TID", "COMM", "WALL(s)", "WAIT(ms)",
 		"WAIT%", "WAITS", "AVG_WAIT(us)", "HOLD%");
 	for (size_t i = 0; i < m->nthreads; i++) {
 		struct gil_thread_info *t = &m->threads[i];
-		uint64_t first = since_last && t->first_ns < p->prev_ns ? p->prev_ns : t->first_ns;
-		uint64_t last = t->last_ns > first ? t->last_ns : first;
-		uint64_t wait, episodes, holds, wall;
+		struct thread_window w;
+		bool shares;
 
-		if (t->pid != p->pid || t->slot != p->slot)
+		if (t->pid != p->pid || t->slot != p->slot ||
+		    !thread_window(t, p, since_last, now, &w))
 			continue;
-		wait = t->now.wait_us - (since_last ? t->prev.wait_us : 0);
-		episodes = t->now.episodes - (since_last ? t->prev.episodes : 0);
-		holds = t->hold_samples - (since_last ? t->prev_hold_samples : 0);
-		/* a thread seen at the latest listing lives on until now */
-		if (!p->gone && now - t->last_ns < 2 * THREADS_EVERY_NS)
-			last = now;
-		wall = last - first;
-		if (wall < wait * 1000)
-			wall = wait * 1000; /* seen late (short-lived): its waits bound it */
-		if (since_last && !wait && !holds && t->last_ns < p->prev_ns)
-			continue; /* gone before this interval */
-		fprintf(out, "%8d %-16s %8.2f %10.1f %5.1f%% %7llu %12.0f %5.1f%%\n", (int)t->tid,
-			t->comm, (double)wall / 1e9, (double)wait / 1e3, pct(wait * 1000, wall),
-			(unsigned long long)episodes, episodes ? (double)wait / (double)episodes : 0.0,
-			pct(holds, samples));
-		all_wait += wait;
-		all_wall += wall;
-		all_episodes += episodes;
+		shares = w.wall_known && w.wall_ns >= GIL_MIN_WINDOW_NS;
+		share(wait_pct, sizeof(wait_pct), w.wait_us * 1000, w.wall_ns, shares);
+		share(hold_pct, sizeof(hold_pct), w.holds, samples, long_enough);
+		if (w.wall_known)
+			snprintf(wall, sizeof(wall), "%.2f", (double)w.wall_ns / 1e9);
+		else
+			snprintf(wall, sizeof(wall), "-");
+		marked |= !shares || !long_enough;
+		fprintf(out, "%8d %-16s %8s %10.1f %6s %7llu %12.0f %6s\n", (int)t->tid, t->comm, wall,
+			(double)w.wait_us / 1e3, wait_pct, (unsigned long long)w.episodes,
+			w.episodes ? (double)w.wait_us / (double)w.episodes : 0.0, hold_pct);
+		all_wait += w.wait_us;
+		all_episodes += w.episodes;
+		all_wall += w.wall_known ? w.wall_ns : 0;
+		if (shares) { /* the share of all: over the threads that have one */
+			shared_wall += w.wall_ns;
+			shared_wait += w.wait_us;
+		}
 	}
-	fprintf(out, "%8s %-16s %8.2f %10.1f %5.1f%% %7llu %12.0f\n\n", "", "all threads",
-		(double)all_wall / 1e9, (double)all_wait / 1e3, pct(all_wait * 1000, all_wall),
+	share(wait_pct, sizeof(wait_pct), shared_wait * 1000, shared_wall,
+	      shared_wall >= GIL_MIN_WINDOW_NS);
+	fprintf(out, "%8s %-16s %8.2f %10.1f %6s %7llu %12.0f\n", "", "all threads",
+		(double)all_wall / 1e9, (double)all_wait / 1e3, wait_pct,
 		(unsigned long long)all_episodes,
 		all_episodes ? (double)all_wait / (double)all_episodes : 0.0);
+	if (marked)
+		fprintf(out, "%8s -: seen for less than %.1f s (or not seen by a thread listing): "
+			     "too short for a share\n",
+			"", (double)GIL_MIN_WINDOW_NS / 1e9);
+	fputc('\n', out);
+}
+
+/* Processes ranked by the GIL waiting of their threads in the window. */
+struct proc_rank {
+	struct gil_proc_info *p;
+	uint64_t wait_us;
+};
+
+static int by_wait_desc(const void *a, const void *b)
+{
+	const struct proc_rank *x = a, *y = b;
+
+	if (x->wait_us != y->wait_us)
+		return x->wait_us > y->wait_us ? -1 : 1;
+	return (x->p->pid > y->p->pid) - (x->p->pid < y->p->pid);
+}
+
+static struct proc_rank *rank_procs(struct gil_monitor *m, bool since_last, uint64_t now,
+				    size_t *n)
+{
+	struct proc_rank *v = calloc(m->nprocs ? m->nprocs : 1, sizeof(*v));
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	/* one rank per process: its main interpreter's GIL */
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].gil && m->procs[i].slot == 0)
+			v[(*n)++].p = &m->procs[i];
+	for (size_t i = 0; i < m->nthreads; i++) {
+		struct gil_thread_info *t = &m->threads[i];
+		struct thread_window w;
+
+		for (size_t k = 0; k < *n; k++)
+			if (v[k].p->pid == t->pid) {
+				if (thread_window(t, v[k].p, since_last, now, &w))
+					v[k].wait_us += w.wait_us;
+				break;
+			}
+	}
+	qsort(v, *n, sizeof(*v), by_wait_desc);
+	return v;
 }
 
 static void remember(struct gil_monitor *m, uint64_t now)
@@ -564,16 +712,24 @@ static void remember(struct gil_monitor *m, uint64_t now)
 
 void gil_monitor_print(struct gil_monitor *m, FILE *out, bool since_last, bool final)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = final && m->end_ns ? m->end_ns : monotonic_ns();
+	uint64_t rest_wait = 0;
+	size_t n, shown, rest_idle = 0;
+	struct proc_rank *rank;
 
 	read_counts(m, final);
 	if (final)
 		read_histograms(m);
-	for (size_t i = 0; i < m->nprocs; i++) {
-		struct gil_proc_info *p = &m->procs[i];
+	rank = rank_procs(m, since_last, now, &n);
+	if (!rank)
+		return;
+	shown = m->top && n > m->top ? m->top : n;
+	/* system-wide, processes that did not wait are only in the summary */
+	while (m->hide_idle && shown > 0 && !rank[shown - 1].wait_us)
+		shown--;
+	for (size_t i = 0; i < shown; i++) {
+		struct gil_proc_info *p = rank[i].p;
 
-		if (!p->gil || p->slot != 0)
-			continue;
 		/* the main interpreter's GIL, then those of its sub-interpreters */
 		print_proc(m, p, out, since_last, now);
 		for (size_t k = 0; k < m->nprocs; k++)
@@ -585,6 +741,16 @@ void gil_monitor_print(struct gil_monitor *m, FILE *out, bool since_last, bool f
 			fputc('\n', out);
 		}
 	}
+	for (size_t i = shown; i < n; i++) {
+		rest_wait += rank[i].wait_us;
+		rest_idle += !rank[i].wait_us;
+	}
+	if (n > shown)
+		fprintf(out,
+			"(%zu more process%s with less GIL waiting not shown: %.1f ms of waits in "
+			"all, %zu with none; --all shows every process)\n\n",
+			n - shown, n - shown == 1 ? "" : "es", (double)rest_wait / 1e3, rest_idle);
+	free(rank);
 	if (since_last)
 		remember(m, now);
 	fflush(out);

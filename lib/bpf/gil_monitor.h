@@ -54,9 +54,25 @@ struct gil_proc_info {
 	struct log2_hist hist; /* slot 0: the process's wait durations */
 };
 
+/* Waits of one thread less than this apart make one wait episode (BPF's
+ * EPISODE_GAP_NS): the timed waits of one take_gil(). */
+#define GIL_EPISODE_GAP_NS 200000ull
+
+/* Rates and shares over a shorter window mean nothing (the thread list
+ * is read every 100 ms, the GIL's state every 20 ms): shown as "-". */
+#define GIL_MIN_WINDOW_NS 500000000ull
+
+/* Processes shown by default, the most GIL waiting first. */
+#define GIL_TOP_PROCESSES 10
+
 struct gil_monitor {
 	const char *tool;
 	int gils_fd, threads_fd, waits_fd, hists_fd;
+	int counts_fd;   /* BPF's stack counts: waits still open are charged there at the end */
+	uint64_t end_ns; /* when BPF was stopped (monotonic); 0: now */
+	size_t still_waiting; /* threads waiting for the GIL when the run ended */
+	size_t top; /* processes shown, the most waiting first; 0: all */
+	bool hide_idle; /* leave processes that did not wait to the summary line */
 	pid_t only_tid;
 	struct gil_proc_info *procs; /* GILs, several per process where interpreters have their own */
 	size_t nprocs, cap_procs;
@@ -78,8 +94,9 @@ size_t gil_monitor_count(const struct gil_monitor *m);
 
 /*
  * Reads BPF's per-thread counts and prints the table (and, when final,
- * each process's histogram of wait durations). With since_last, figures
- * cover the time since the previous call (interval mode).
+ * each process's histogram of wait durations) of the m->top processes
+ * whose threads waited longest, and a line on the rest. With since_last,
+ * figures cover the time since the previous call (interval mode).
  */
 void gil_monitor_print(struct gil_monitor *m, FILE *out, bool since_last, bool final);
 

@@ -12,6 +12,24 @@
 
 #include "sys/clock.h"
 
+/* PYBPF_VERIFIER_STATS=1: what the verifier went through for each program
+ * (it loads the program a second time, with the statistics log level). */
+static void print_verifier_stats(const struct prog_load *j, int bytes)
+{
+	char log[4096], *line;
+	int fd;
+
+	log[0] = '\0';
+	fd = bcc_prog_load((enum bpf_prog_type)j->type, j->fn, j->insns, bytes, j->license,
+			   j->kern_version, 4, log, sizeof(log));
+	if (fd >= 0)
+		close(fd);
+	line = strstr(log, "processed ");
+	line = line ? line : log;
+	line[strcspn(line, "\n")] = '\0';
+	fprintf(stderr, "verifier: %s: %s\n", j->fn, line);
+}
+
 static void *load(void *arg)
 {
 	struct prog_load *j = arg;
@@ -22,6 +40,8 @@ static void *load(void *arg)
 	j->fd = bcc_prog_load((enum bpf_prog_type)j->type, j->fn, j->insns, bytes, j->license,
 			      j->kern_version, 0, NULL, 0);
 	j->err = j->fd < 0 ? errno : 0;
+	if (j->fd >= 0 && getenv("PYBPF_VERIFIER_STATS"))
+		print_verifier_stats(j, bytes);
 	if (j->fd < 0 && getenv("PYBPF_VERIFIER_LOG")) {
 		/* PYBPF_VERIFIER_LOG=1: show the verifier's reasons (the tail) */
 		size_t cap = 16 << 20;

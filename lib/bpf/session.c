@@ -399,14 +399,29 @@ static bool command_exited(struct tool_session *s, const struct pollfd *fd)
 	return true;
 }
 
+/* Tells programs with a `run_end` array that the run ends now. */
+static uint64_t end_run(struct tool_session *s)
+{
+	int fd = bpfmod_table_fd(&s->bpf, "run_end");
+	uint64_t now = monotonic_ns();
+	uint32_t zero = 0;
+
+	if (fd >= 0)
+		bpf_update_elem(fd, &zero, &now, BPF_ANY);
+	return now;
+}
+
 void session_run(struct tool_session *s, int duration)
 {
-	uint64_t start = monotonic_ns(), last_scan = start;
+	/* a tool that did part of the run's work first says when it began */
+	uint64_t now0 = monotonic_ns(), start = s->start_ns ? s->start_ns : now0;
+	uint64_t last_scan = start;
 	uint64_t end = duration > 0 ? start + (uint64_t)duration * 1000000000ull : UINT64_MAX;
 	struct timespec wall;
 
 	clock_gettime(CLOCK_REALTIME, &wall);
-	s->start_realtime_ns = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec;
+	s->start_realtime_ns = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec -
+			       (now0 - start);
 
 	s->running = true;
 	if (s->verbose)
@@ -467,11 +482,12 @@ void session_run(struct tool_session *s, int duration)
 		if (busy > s->sample_busy_start_ns && s->sample_busy_start_ns)
 			s->sample_busy_ns = busy - s->sample_busy_start_ns;
 	}
-	/* stop every program before reading (counts no longer move: what is
-	 * still open at the end is charged up to s->end_ns), then name what
-	 * is left */
+	/* the run ends now: programs that keep a run_end ignore what comes
+	 * after (what is still open is charged up to s->end_ns), and every
+	 * program is detached before the counts are read; then name what is
+	 * left */
+	s->end_ns = end_run(s);
 	bpfmod_detach(&s->bpf);
-	s->end_ns = monotonic_ns();
 	s->start_ns = start;
 	s->duration_ns = s->end_ns - start;
 	stack_collector_drain(&s->col, &s->reg, s->pystacks_fd);

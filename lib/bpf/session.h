@@ -48,7 +48,7 @@ struct tool_session {
 	int sample_hz, sample_cpus;
 	uint64_t sample_start_ns, sample_ns;
 	uint64_t sample_busy_start_ns, sample_busy_ns; /* all CPUs' busy time */
-	uint64_t start_ns, end_ns; /* monotonic (BPF's clock): start, and when BPF was stopped */
+	uint64_t start_ns, end_ns; /* monotonic (BPF's clock): start and end of the run */
 	int pystacks_fd, counts_fd, stacks_fd, stats_fd;
 	bool verbose;
 	/* start-up phases (monotonic ns), for -v: checks and -p prechecks,
@@ -117,9 +117,11 @@ double session_sampled_hz(struct tool_session *s);
  * kernel fell short of the rate asked by more than 10%. */
 uint64_t session_sample_period_ns(struct tool_session *s);
 
-/* Runs until duration seconds pass (0: forever), Ctrl-C/SIGTERM, every
- * -p target has exited, or the launched command has; then detaches every
- * BPF program (the maps stay). */
+/* Runs until duration seconds pass (0: forever), from s->start_ns if the
+ * tool set it (else from now), Ctrl-C/SIGTERM, every -p target has exited,
+ * or the launched command has. Then sets the program's `run_end` array, if
+ * it has one, to the end (BPF's clock: the programs ignore later events)
+ * and detaches every BPF program (the maps stay). */
 void session_run(struct tool_session *s, int duration);
 
 /* The counts that pass s->filter as rows of rep (and the run's times). */

@@ -350,11 +350,14 @@ static void root_in_task(struct frame_list *user, int cut_at, const struct async
 	}
 }
 
+/* Frames of stack id (0 for PYB_STACK_ID_NONE: none was taken), or -1. */
 static int read_stack(int fd, int32_t id, uint64_t *ips)
 {
 	uint64_t raw[MAX_NATIVE] = { 0 };
 	int n = 0;
 
+	if (id == PYB_STACK_ID_NONE)
+		return 0;
 	if (id < 0 || bpf_lookup_elem(fd, &id, raw) < 0)
 		return -1;
 	while (n < MAX_NATIVE && raw[n])
@@ -391,6 +394,16 @@ static int add_row(struct report *out, const struct pyb_count_key *k, struct fra
 			    value);
 	free(v);
 	return rc;
+}
+
+/* The frame that ends a row of this kind of count, if any. */
+static const char *leaf_marker(const struct pyb_count_key *k)
+{
+	if (k->kind == PYB_KIND_RUNNABLE)
+		return RUNNABLE_MARKER;
+	if (!(k->flags & PYB_COUNT_OPEN))
+		return NULL;
+	return k->kind == PYB_KIND_GIL_WAIT ? STILL_WAITING_MARKER : STILL_BLOCKED_MARKER;
 }
 
 int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
@@ -472,7 +485,7 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 			if (n < 0 && key.kernel_stack != -EFAULT)
 				c->missed_kernel += value;
 		}
-		add_row(out, &key, &user, &kernel, runnable ? RUNNABLE_MARKER : NULL, value);
+		add_row(out, &key, &user, &kernel, leaf_marker(&key), value);
 		if (!report_find_proc(out, (pid_t)key.pid))
 			report_set_proc(out, (pid_t)key.pid, t ? t->proc.comm : NULL,
 					t ? t->proc.version_str : NULL);

@@ -90,6 +90,10 @@ struct report {
 
 /* Leaf frame that marks time a thread was runnable but not running. */
 #define RUNNABLE_MARKER "[runnable: waiting for a CPU]"
+/* Leaf frames that mark an interval still open when the run ended (its
+ * time counts up to the end): off CPU, or waiting for the GIL. */
+#define STILL_BLOCKED_MARKER "[still blocked]"
+#define STILL_WAITING_MARKER "[still waiting for the GIL]"
 
 void report_init(struct report *rep, bool delimiter);
 void report_free(struct report *rep);

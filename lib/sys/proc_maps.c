@@ -312,3 +312,89 @@ bool proc_self_in_host_pid_ns(void)
 		return true;
 	return st.st_ino == 0xEFFFFFFCu;
 }
+
+static void task_path(char *buf, size_t len, pid_t pid, pid_t tid, const char *file)
+{
+	if (tid)
+		snprintf(buf, len, "/proc/%d/task/%d/%s", (int)pid, (int)tid, file);
+	else
+		snprintf(buf, len, "/proc/%d/%s", (int)pid, file);
+}
+
+/* A decimal counter of /proc: digits only, no wrap-around. */
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s < '0' || *s > '9')
+		return false;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return true;
+}
+
+/* Context switches from status: for kernels without schedstat. */
+static void read_switches(pid_t pid, pid_t tid, uint64_t *switches)
+{
+	char path[96], line[256];
+	FILE *f;
+
+	task_path(path, sizeof(path), pid, tid, "status");
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t v;
+
+		if ((strncmp(line, "voluntary_ctxt_switches:", 24) == 0 &&
+		     parse_u64(line + 24, &v)) ||
+		    (strncmp(line, "nonvoluntary_ctxt_switches:", 27) == 0 &&
+		     parse_u64(line + 27, &v)))
+			*switches += v;
+	}
+	fclose(f);
+}
+
+int proc_thread_sched(pid_t pid, pid_t tid, struct proc_sched *out)
+{
+	char path[96], buf[512], *close, *p;
+	uint64_t wait_ns;
+	size_t n;
+	FILE *f;
+
+	memset(out, 0, sizeof(*out));
+	task_path(path, sizeof(path), pid, tid, "stat");
+	f = fopen(path, "re");
+	if (!f)
+		return errno_for_proc();
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may hold ") " itself, so the last ')' */
+	close = strrchr(buf, ')');
+	if (!close || close[1] != ' ' || !close[2] || close[2] == '\n')
+		return -EINVAL;
+	out->state = close[2];
+	/* schedstat: "run_ns wait_ns timeslices": the last counts every
+	 * time the thread was given a CPU */
+	task_path(path, sizeof(path), pid, tid, "schedstat");
+	f = fopen(path, "re");
+	if (f) {
+		bool ok = fgets(buf, sizeof(buf), f) && parse_u64(buf, &out->run_ns) &&
+			  (p = strchr(buf, ' ')) && parse_u64(p, &wait_ns) &&
+			  (p = strchr(p + 1, ' ')) && parse_u64(p, &out->switches);
+
+		fclose(f);
+		if (ok)
+			return 0;
+		out->run_ns = out->switches = 0;
+	}
+	read_switches(pid, tid, &out->switches);
+	return 0;
+}

@@ -59,6 +59,18 @@ int proc_tgid(pid_t tid, pid_t *tgid);
  * /proc/PID/exe for a live process. Returns 0 or a negative errno. */
 int proc_exe_path(pid_t pid, char *path, size_t len);
 
+/* What the scheduler tells of a thread (tid 0: of the process's own
+ * files), from /proc/PID[/task/TID]/{stat,status,schedstat}. */
+struct proc_sched {
+	char state;        /* 'R' running or runnable, 'S', 'D', 'T', ... */
+	uint64_t run_ns;   /* time on CPU so far (0 if schedstat is missing) */
+	uint64_t switches; /* times given a CPU so far (schedstat), or else its
+			      context switches (status): changes whenever it runs */
+};
+
+/* Returns 0 or a negative errno (-ESRCH: gone; -EINVAL: unreadable stat). */
+int proc_thread_sched(pid_t pid, pid_t tid, struct proc_sched *out);
+
 /* comm of a process (tid == 0) or of one of its threads. */
 int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 

@@ -5,8 +5,9 @@
  * from a pid, so this target forks a child that only waits, and in a
  * private mount namespace (needs root, like the tools) bind-mounts files
  * over the child's /proc entries; each input is written to those files and
- * read through the real paths. Input: the four files' contents, separated
- * by "\0|\0". Seeds: real /proc files of live processes.
+ * read through the real paths. Input: the five files' contents (maps,
+ * status, comm, stat, schedstat), separated by "\0|\0". Seeds: real /proc
+ * files of live processes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,8 +20,8 @@
 #include "fuzz_common.h"
 #include "sys/proc_maps.h"
 
-#define NFILES 4
-static const char *const names[NFILES] = { "maps", "status", "comm", "stat" };
+#define NFILES 5
+static const char *const names[NFILES] = { "maps", "status", "comm", "stat", "schedstat" };
 static int fds[NFILES];
 static pid_t child;
 
@@ -78,6 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t *p = data, *end = data + size;
 	struct proc_maps maps;
 	char comm[32], comm16[16], tiny[2];
+	struct proc_sched sched;
 	pid_t pid = 0;
 
 	for (int i = 0; i < NFILES; i++) {
@@ -107,6 +109,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (proc_comm(child, 0, tiny, sizeof(tiny)) == 0)
 		FUZZ_CHECK(strlen(tiny) < sizeof(tiny));
 	(void)proc_alive(child);
+	if (proc_thread_sched(child, 0, &sched) == 0)
+		FUZZ_CHECK(sched.state && sched.state != '\n');
 	pid = 0;
 	if (proc_tgid(child, &pid) == 0)
 		FUZZ_CHECK(pid > 0);

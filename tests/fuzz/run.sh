@@ -251,18 +251,18 @@ EOF
 seed_proc() {
     local out=$B/seeds/fuzz_proc_maps
     mkdir -p "$out"
-    # a real Python process and a shell: their own maps, status, comm, stat
+    # a real Python process and a shell: their own maps, status, comm, stat, schedstat
     python3 - "$out" <<'EOF'
 import sys
 out = sys.argv[1]
 def snap(pid):
     return b"\0|\0".join(open("/proc/%s/%s" % (pid, n), "rb").read()
-                         for n in ("maps", "status", "comm", "stat"))
+                         for n in ("maps", "status", "comm", "stat", "schedstat"))
 open(out + "/python", "wb").write(snap("self"))
 # a thread name cut inside a UTF-8 character, a comm with ") Z" in it
 s = snap("self").split(b"\0|\0")
 open(out + "/utf8-comm", "wb").write(b"\0|\0".join([s[0], s[1], "wörker-thread-ü".encode()[:15] + b"\n",
-                                                  b"42 (a) Z (b) R 1 2 3\n"]))
+                                                  b"42 (a) Z (b) R 1 2 3\n", s[4]]))
 EOF
     cat /proc/self/maps > "$out/shell-maps"
 }
