@@ -394,7 +394,8 @@ static int classify_wait(struct reader *R, int i)
 	uint64_t type, group, v;
 	struct edge_ctx e = { R, i, -1 };
 
-	if (!t->awaited || t->state != PY_TASK_PENDING) {
+	/* running: a waiter still read is one it was just woken from */
+	if (!t->awaited || t->state != PY_TASK_PENDING || t->running) {
 		t->awaits = PY_AWAITS_NOTHING;
 		return 0;
 	}
