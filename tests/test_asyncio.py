@@ -12,8 +12,10 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -420,3 +422,26 @@ def test_pyoffcpu_async_blocking_tasks(interp, pyoffcpu, tmp_path):
         want = truth[t] / sum(truth.values())
         assert abs(got - want) <= SHARE_TOLERANCE, "%s: %.1f%% of blocked time, truth %.1f%% (%s, %s)" % (
             t, 100 * got, 100 * want, rooted, truth)
+
+
+# ----------------------------------------------------------------- the generated table
+
+@pytest.mark.parametrize("version", ["3.11.7", "3.12.1", "3.13.0"])
+def test_asyncio_table_matches_dwarf_builds(version):
+    """lib/cpython/asyncio_table.inc says for 3.11-3.13 what the pyenv builds'
+    headers and _asyncio's DWARF say (offsets/asyncio_generate.py --check)."""
+    from interpreters import PYENV_VERSIONS
+    minor = version.rsplit(".", 1)[0]
+    root = os.path.join(PYENV_VERSIONS, version)
+    include = os.path.join(root, "include", "python" + minor)
+    so = [f for f in os.listdir(os.path.join(root, "lib", "python" + minor, "lib-dynload"))
+          if f.startswith("_asyncio.")] if os.path.isdir(root) else []
+    if not os.path.isdir(include) or not so or not shutil.which("gdb") or not shutil.which("gcc"):
+        pytest.skip("no pyenv %s with headers and _asyncio, or no gdb/gcc" % version)
+    so = os.path.join(root, "lib", "python" + minor, "lib-dynload", so[0])
+    script = os.path.join(os.path.dirname(WORKLOADS), "..", "offsets", "asyncio_generate.py")
+    cp = subprocess.run([sys.executable, script, "--check", "%s=%s,%s" % (minor, include, so)],
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                        timeout=300)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert "matches for %s" % minor in cp.stdout

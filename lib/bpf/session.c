@@ -679,13 +679,14 @@ void session_print_summary(struct tool_session *s, const char *unit)
 			s->tool, (unsigned long long)s->col.native_unplaced);
 	if (s->tasks) {
 		const struct async_tasks *t = s->tasks;
+		double all = s->col.all_value ? (double)s->col.all_value : 1.0;
 
 		fprintf(stderr,
-			"%s: --async: %llu asyncio tasks named; %llu %s rooted in their task, %llu "
-			"in coroutines not matched to a task (ended first, or not a task's) left "
-			"as they were\n",
-			s->tool, (unsigned long long)t->named, (unsigned long long)s->col.task_value,
-			unit, (unsigned long long)s->col.untasked_value);
+			"%s: --async: %llu asyncio tasks named; %.1f%% of what is reported rooted in "
+			"its task, %.1f%% in coroutines not matched to a task (it ended first, or "
+			"no task ran them) left as they were\n",
+			s->tool, (unsigned long long)t->named, 100.0 * (double)s->col.task_value / all,
+			100.0 * (double)s->col.untasked_value / all);
 		if (t->read_errors)
 			fprintf(stderr, "%s: --async: tasks could not be read %llu times (last: %s)\n",
 				s->tool, (unsigned long long)t->read_errors, t->last_error);

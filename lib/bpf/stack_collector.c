@@ -318,6 +318,8 @@ static uint32_t task_frames(struct stack_collector *c, const struct stack_filter
 	uint32_t keep = 0;
 
 	*task = NULL;
+	if (f->tasks)
+		c->all_value += value;
 	if (!f->tasks || !k->task_depth || !raw)
 		return 0;
 	*task = async_tasks_get(f->tasks, (pid_t)k->pid, k->task);

@@ -31,9 +31,9 @@ struct stack_collector {
 	 * they live, to say where each native frame comes from */
 	struct mapped_files *maps;
 	size_t nmaps;
-	/* --async: value rooted in a named task, and value in coroutines that
-	 * were not matched to a task (left as they were) */
-	uint64_t task_value, untasked_value;
+	/* --async: value rooted in a named task, value in coroutines that were
+	 * not matched to a task (left as they were), and all value collected */
+	uint64_t task_value, untasked_value, all_value;
 };
 
 /* Which counts become rows, and with which frames. */

@@ -104,33 +104,30 @@ static void list_candidates(struct reader *R, uint64_t head)
 static void module_candidates(struct reader *R, uint64_t interp)
 {
 	const struct pyobj *o = &R->o;
-	uint64_t modules = 0, v = 0;
+	uint64_t modules = 0, tasks = 0, v = 0;
 
 	if (pyobj_u64(o, interp + (uint64_t)R->L.interp_modules, &modules) < 0 ||
-	    pyobj_dict_get(o, modules, "asyncio.tasks", &v) != 0)
+	    pyobj_module_dict(o, modules, "asyncio.tasks", &tasks) != 0)
 		return;
 	R->out->asyncio_loaded = true;
-	if (!R->py_task && pyobj_module_global(o, modules, "asyncio.tasks", "_PyTask", &v) == 0)
+	if (!R->py_task && pyobj_dict_get(o, tasks, "_PyTask", &v) == 0)
 		R->py_task = v;
-	if (!R->c_task && pyobj_module_global(o, modules, "asyncio.tasks", "_CTask", &v) == 0)
+	if (!R->c_task && pyobj_dict_get(o, tasks, "_CTask", &v) == 0)
 		R->c_task = v;
-	if (!R->gathering &&
-	    pyobj_module_global(o, modules, "asyncio.tasks", "_GatheringFuture", &v) == 0)
+	if (!R->gathering && pyobj_dict_get(o, tasks, "_GatheringFuture", &v) == 0)
 		R->gathering = v;
 	if (!R->taskgroup &&
 	    pyobj_module_global(o, modules, "asyncio.taskgroups", "TaskGroup", &v) == 0)
 		R->taskgroup = v;
-	if (R->r->task_lists == PY_TASKS_ALL_WEAKSET &&
-	    pyobj_module_global(o, modules, "asyncio.tasks", "_all_tasks", &v) == 0)
+	if (R->r->task_lists == PY_TASKS_ALL_WEAKSET && pyobj_dict_get(o, tasks, "_all_tasks", &v) == 0)
 		weakset_candidates(R, v);
 	if (R->r->task_lists != PY_TASKS_ALL_WEAKSET) {
-		if (pyobj_module_global(o, modules, "asyncio.tasks", "_scheduled_tasks", &v) == 0)
+		if (pyobj_dict_get(o, tasks, "_scheduled_tasks", &v) == 0)
 			weakset_candidates(R, v);
-		if (pyobj_module_global(o, modules, "asyncio.tasks", "_eager_tasks", &v) == 0)
+		if (pyobj_dict_get(o, tasks, "_eager_tasks", &v) == 0)
 			pyobj_set_each(o, v, candidate_fn, R);
 	}
-	if (!R->current_tasks &&
-	    pyobj_module_global(o, modules, "asyncio.tasks", "_current_tasks", &v) == 0)
+	if (!R->current_tasks && pyobj_dict_get(o, tasks, "_current_tasks", &v) == 0)
 		R->current_tasks = v;
 }
 
@@ -394,7 +391,8 @@ static int classify_wait(struct reader *R, int i)
 	uint64_t type, group, v;
 	struct edge_ctx e = { R, i, -1 };
 
-	if (!t->awaited || t->state != PY_TASK_PENDING) {
+	/* running: a waiter still read is one it was just woken from */
+	if (!t->awaited || t->state != PY_TASK_PENDING || t->running) {
 		t->awaits = PY_AWAITS_NOTHING;
 		return 0;
 	}

@@ -153,9 +153,28 @@ int pyobj_str(const struct pyobj *o, uint64_t obj, char *buf, size_t len)
 
 bool pyobj_str_eq(const struct pyobj *o, uint64_t obj, const char *s)
 {
+	const struct py_offsets *off = &o->p->off;
+	size_t n = strlen(s), at = (size_t)off->unicode_ascii_size;
+	uint8_t raw[512];
+	uint64_t type, length;
+	uint32_t state;
 	char buf[256];
 
-	return strlen(s) < sizeof(buf) - 4 && pyobj_str(o, obj, buf, sizeof(buf)) == 0 &&
+	/* the usual key, a compact ASCII str, in one read: header and text */
+	if (n < sizeof(buf) - 4 && at + n + 1 <= sizeof(raw) && off->unicode_length >= 0 &&
+	    off->unicode_state >= 0 && (size_t)off->unicode_state + 4 <= at && obj &&
+	    remote_read(o->p->pid, obj, raw, at + n + 1) == 0) {
+		unsigned shift = (unsigned)o->p->rules->str_state_interned_bits;
+
+		memcpy(&type, raw + off->object_type, 8);
+		memcpy(&length, raw + off->unicode_length, 8);
+		memcpy(&state, raw + off->unicode_state, 4);
+		if (type != o->t.str)
+			return false;
+		if (((state >> (shift + 3)) & 3) == 3 && ((state >> shift) & 7) == 1)
+			return length == n && memcmp(raw + at, s, n) == 0;
+	}
+	return n < sizeof(buf) - 4 && pyobj_str(o, obj, buf, sizeof(buf)) == 0 &&
 	       strcmp(buf, s) == 0;
 }
 
@@ -434,17 +453,27 @@ int pyobj_getattr(const struct pyobj *o, uint64_t obj, const char *name, uint64_
 	return rc;
 }
 
-int pyobj_module_global(const struct pyobj *o, uint64_t modules, const char *module,
-			const char *name, uint64_t *value)
+int pyobj_module_dict(const struct pyobj *o, uint64_t modules, const char *module,
+		      uint64_t *dict)
 {
-	uint64_t mod, dict;
+	uint64_t mod;
 	int rc = pyobj_dict_get(o, modules, module, &mod);
 
-	*value = 0;
+	*dict = 0;
 	if (rc != 0)
 		return rc;
 	if (!pyobj_type_is_sub(o, pyobj_type(o, mod), o->t.module) ||
-	    pyobj_u64(o, mod + (uint64_t)o->L->module_dict, &dict) < 0)
+	    pyobj_u64(o, mod + (uint64_t)o->L->module_dict, dict) < 0)
 		return -1;
-	return pyobj_dict_get(o, dict, name, value);
+	return 0;
+}
+
+int pyobj_module_global(const struct pyobj *o, uint64_t modules, const char *module,
+			const char *name, uint64_t *value)
+{
+	uint64_t dict;
+	int rc = pyobj_module_dict(o, modules, module, &dict);
+
+	*value = 0;
+	return rc != 0 ? rc : pyobj_dict_get(o, dict, name, value);
 }

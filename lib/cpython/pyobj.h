@@ -67,6 +67,10 @@ uint64_t pyobj_weakref_target(const struct pyobj *o, uint64_t ref);
  * comes back as the property object). 0 and *value, 1 absent, -1 unreadable. */
 int pyobj_getattr(const struct pyobj *o, uint64_t obj, const char *name, uint64_t *value);
 
+/* A module's __dict__: sys.modules[module].__dict__. 0, 1 absent, -1. */
+int pyobj_module_dict(const struct pyobj *o, uint64_t modules, const char *module,
+		      uint64_t *dict);
+
 /* A module's global: sys.modules[module].__dict__[name]. 0, 1 absent, -1. */
 int pyobj_module_global(const struct pyobj *o, uint64_t modules, const char *module,
 			const char *name, uint64_t *value);

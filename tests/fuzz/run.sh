@@ -66,7 +66,7 @@ CHROOTS=${PYBPF_CACHE:-/var/cache/pybpf-tools}/chroots
 
 TARGETS=(linetable py_version debug_offsets elf_image eh_frame dwarf_offsets proc_maps
          core_file py_objects cfi_unwind proc_net
-         py_code code_names py_frames py_threads report_folded report_svg
+         py_code code_names py_frames py_threads asyncio report_folded report_svg
          report_speedscope report_pprof bpf_image)
 # Runs of the fixed exploration: about 5-10 s per target on a 2-vCPU VM
 # (the slow ones do real file and /proc I/O per input); the whole fuzz step,
@@ -74,7 +74,7 @@ TARGETS=(linetable py_version debug_offsets elf_image eh_frame dwarf_offsets pro
 declare -A RUNS=(
     [linetable]=40000 [py_version]=40000 [debug_offsets]=20000 [elf_image]=20000
     [eh_frame]=3000 [dwarf_offsets]=2000 [proc_maps]=800 [py_code]=30000
-    [code_names]=8000 [py_frames]=30000 [py_threads]=8000 [report_folded]=30000
+    [code_names]=8000 [py_frames]=30000 [py_threads]=8000 [asyncio]=20000 [report_folded]=30000
     [report_svg]=15000 [report_speedscope]=30000 [report_pprof]=6000
     [bpf_image]=20000 [core_file]=5000 [py_objects]=10000 [cfi_unwind]=5000
     [proc_net]=20000
@@ -368,6 +368,10 @@ seed() {
     seed_small
     seed_pydump
     seed_bpf_images
+    # asyncio: the same images as py_frames (header.root a thread state)
+    rm -rf "$B/seeds/fuzz_asyncio"
+    cp -r "$B/seeds/fuzz_py_frames" "$B/seeds/fuzz_asyncio" 2>/dev/null ||
+        mkdir -p "$B/seeds/fuzz_asyncio"
     touch "$B/seeds/.done"
 }
 
