@@ -18,6 +18,8 @@
 #include "report/formats.h"
 #include "bpf/stack_hist.h"
 #include "bpf/session.h"
+#include "bpf/wait_reasons.h"
+#include "cpython/gil.h"
 
 extern const char pyoffcpu_bpf_text[];
 
@@ -69,13 +71,13 @@ static const char usage_text[] =
 	"    ./pyoffcpu -R -p 185 10      # include time waiting for a CPU\n"
 	"    ./pyoffcpu --async -p 185 10 # which asyncio task blocked the event loop\n";
 
-enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_TOP, OPT_ASYNC };
+enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_TOP, OPT_ASYNC, OPT_NO_REASONS };
 
 struct options {
 	struct cli cli;
 	long long min_us, max_us;
 	int stack_storage, top;
-	bool user_only, kernel_only, delimiter, runnable, histogram, tasks;
+	bool user_only, kernel_only, delimiter, runnable, histogram, tasks, no_reasons;
 };
 
 static int own_option(int opt, const char *arg, void *ctx)
@@ -114,6 +116,9 @@ static int own_option(int opt, const char *arg, void *ctx)
 	case 'H':
 		o->histogram = true;
 		return 0;
+	case OPT_NO_REASONS:
+		o->no_reasons = true;
+		return 0;
 	case OPT_TOP:
 		if (cli_parse_small_int(arg, 1, 100000, &o->top) < 0) {
 			fprintf(stderr, "pyoffcpu: invalid --top: %s\n", arg);
@@ -148,6 +153,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 		{ "delimited", no_argument, NULL, 'd' },
 		{ "histogram", no_argument, NULL, 'H' },
 		{ "top", required_argument, NULL, OPT_TOP },
+		{ "no-reasons", no_argument, NULL, OPT_NO_REASONS },
 		{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
 		{ "async", no_argument, NULL, OPT_ASYNC },
 		{ NULL, 0, NULL, 0 },
@@ -177,12 +183,13 @@ static void print_header(const struct options *o, const struct tool_session *s)
 
 static int compile(struct tool_session *s, const struct options *o)
 {
-	char d_stack[48], d_user[24], d_kernel[24], d_min[40], d_max[40], d_tid[32];
-	const char *cflags[9] = {
-		d_stack, d_user, d_kernel, d_min, d_max, d_tid,
+	char d_stack[48], d_user[24], d_kernel[24], d_min[40], d_max[40], d_tid[32], d_gil[32];
+	const char *cflags[11] = {
+		d_stack, d_user, d_kernel, d_min, d_max, d_tid, d_gil,
+		o->no_reasons ? "-DWAIT_REASONS=0" : "-DWAIT_REASONS=1",
 		"-DPYSTACKS_SIZE=65536", "-DCOUNTS_SIZE=65536",
 	};
-	int n = 8;
+	int n = 10;
 
 	snprintf(d_stack, sizeof(d_stack), "-DSTACK_STORAGE_SIZE=%d", o->stack_storage);
 	snprintf(d_user, sizeof(d_user), "-DUSER_STACKS=%d", !o->kernel_only);
@@ -190,6 +197,7 @@ static int compile(struct tool_session *s, const struct options *o)
 	snprintf(d_min, sizeof(d_min), "-DMIN_US=%lldULL", o->min_us);
 	snprintf(d_max, sizeof(d_max), "-DMAX_US=%lldULL", o->max_us);
 	snprintf(d_tid, sizeof(d_tid), "-DTHREAD_FILTER=%d", (int)o->cli.tid);
+	snprintf(d_gil, sizeof(d_gil), "-DGIL_SIZE=%d", PY_GIL_STRUCT_SIZE);
 	if (o->tasks)
 		cflags[n++] = "-DPYB_ASYNC=1";
 	return session_compile(s, pyoffcpu_bpf_text, cflags, n);
@@ -219,7 +227,8 @@ int main(int argc, char **argv)
 	struct tool_session s = { .tool = "pyoffcpu" };
 	struct report rep;
 	struct async_tasks tasks;
-	int switch_fd, wakeup_fd, rc = 1;
+	struct wait_reasons why = { 0 };
+	int switch_fd, wakeup_fd, enter_fd, rc = 1;
 
 	if (parse_args(argc, argv, &o, &s) < 0)
 		return 2;
@@ -243,14 +252,18 @@ int main(int argc, char **argv)
 				    BPF_PROG_TYPE_TRACEPOINT);
 	wakeup_fd = bpfmod_load(&s.bpf, "tracepoint__sched__sched_waking",
 				    BPF_PROG_TYPE_TRACEPOINT);
-	if (switch_fd < 0 || wakeup_fd < 0) {
+	enter_fd = bpfmod_load(&s.bpf, "raw_tracepoint__sys_enter", BPF_PROG_TYPE_RAW_TRACEPOINT);
+	if (switch_fd < 0 || wakeup_fd < 0 || enter_fd < 0) {
 		fprintf(stderr, "pyoffcpu: %s\n", s.bpf.err);
 		goto out;
 	}
 	session_install_signals();
-	if (session_start_discovery(&s) < 0)
+	if ((!o.no_reasons && wait_reasons_start(&why, &s) < 0) ||
+	    session_start_discovery(&s) < 0)
 		goto out;
-	if (bpfmod_attach_tracepoint(&s.bpf, wakeup_fd, "sched", "sched_waking") < 0 ||
+	/* system calls first: a thread's call is known when it blocks */
+	if ((!o.no_reasons && bpfmod_attach_raw_tracepoint(&s.bpf, enter_fd, "sys_enter") < 0) ||
+	    bpfmod_attach_tracepoint(&s.bpf, wakeup_fd, "sched", "sched_waking") < 0 ||
 	    bpfmod_attach_tracepoint(&s.bpf, switch_fd, "sched", "sched_switch") < 0) {
 		fprintf(stderr, "pyoffcpu: %s\n", s.bpf.err);
 		goto out;
@@ -264,7 +277,9 @@ int main(int argc, char **argv)
 					  .only_tid = o.cli.tid,
 					  .include_runnable = o.runnable,
 					  .only_kind = -1,
-					  .tasks = s.tasks };
+					  .tasks = s.tasks,
+					  .leaf = o.no_reasons ? NULL : wait_reasons_leaf,
+					  .leaf_ctx = &why };
 	if (session_start_command(&s) < 0) {
 		rc = session_end_command(&s); /* 127: not found, as shells say */
 		goto out;
@@ -284,12 +299,16 @@ int main(int argc, char **argv)
 		rc = stack_hist_print(&s.col, &s.reg, &maps, PYB_KIND_BLOCKED, o.top, "us", o.cli.out) < 0;
 	} else {
 		rc = report_write(&rep, o.cli.format, o.cli.out, "us", "pyoffcpu") < 0;
+		if (o.cli.format == REPORT_TEXT && !o.no_reasons)
+			wait_reasons_print_threads(&why, s.counts_fd, o.cli.tid, "us", o.cli.out);
 	}
 	session_print_summary(&s, "switches off CPU");
 	print_time_summary(&o, &rep, &s);
 	if (o.cli.verbose)
 		session_print_bpf_stats(&s, switch_fd, "sched_switch",
 					session_stat(&s, PYB_STAT_SAMPLES), "Python switch");
+	if (o.cli.verbose && !o.no_reasons)
+		session_print_bpf_stats(&s, enter_fd, "sys_enter", 0, NULL);
 	report_free(&rep);
 	rc = cli_exit_status(&o.cli, &s, rc);
 out:
@@ -297,5 +316,6 @@ out:
 		rc = 1;
 	session_close(&s);
 	async_tasks_free(&tasks);
+	wait_reasons_free(&why);
 	return rc;
 }

@@ -303,6 +303,8 @@ int session_start_discovery(struct tool_session *s)
 	s->reg.verbose = s->verbose;
 	s->reg.tstates_fd = bpfmod_table_fd(&s->bpf, "tstates");
 	s->reg.named_fd = bpfmod_table_fd(&s->bpf, "named_codes");
+	s->reg.on_active = s->on_active;
+	s->reg.on_active_ctx = s->on_active_ctx;
 	if (s->launched)
 		return registry_follow(&s->reg, s->pids[0]);
 	if (s->npids) {
@@ -695,6 +697,11 @@ void session_print_bpf_stats(struct tool_session *s, int prog_fd, const char *pr
 	if (!runs) {
 		fprintf(stderr, "%s: BPF run time not known: sysctl "
 				"kernel.bpf_stats_enabled=1 to measure it\n", s->tool);
+		return;
+	}
+	if (!event_noun) {
+		fprintf(stderr, "%s: BPF %s program: %llu runs, %.0f ns per run\n", s->tool,
+			prog_name, runs, (double)run_ns / (double)runs);
 		return;
 	}
 	fprintf(stderr,

@@ -59,6 +59,9 @@ struct tool_session {
 	void *tick_ctx;
 	/* --async: the asyncio tasks samples ran in (NULL: not asked for) */
 	struct async_tasks *tasks;
+	/* called when a process becomes a target (the registry's on_active) */
+	void (*on_active)(void *ctx, struct py_target *t);
+	void *on_active_ctx;
 };
 
 /* -t TID: targets the thread's process. Returns 0, or -1 after printing why. */
@@ -132,7 +135,8 @@ void session_print_summary(struct tool_session *s, const char *unit);
 
 /*
  * -v: the kernel's own accounting of a program's run time (needs sysctl
- * kernel.bpf_stats_enabled=1), per run and per event of interest.
+ * kernel.bpf_stats_enabled=1), per run and per event of interest (none if
+ * event_noun is NULL).
  */
 void session_print_bpf_stats(struct tool_session *s, int prog_fd, const char *prog_name,
 			     uint64_t events, const char *event_noun);

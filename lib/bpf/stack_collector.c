@@ -472,7 +472,9 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 			if (n < 0 && key.kernel_stack != -EFAULT)
 				c->missed_kernel += value;
 		}
-		add_row(out, &key, &user, &kernel, runnable ? RUNNABLE_MARKER : NULL, value);
+		add_row(out, &key, &user, &kernel,
+			runnable ? RUNNABLE_MARKER : f->leaf ? f->leaf(f->leaf_ctx, &key) : NULL,
+			value);
 		if (!report_find_proc(out, (pid_t)key.pid))
 			report_set_proc(out, (pid_t)key.pid, t ? t->proc.comm : NULL,
 					t ? t->proc.version_str : NULL);

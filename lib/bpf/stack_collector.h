@@ -45,6 +45,9 @@ struct stack_filter {
 	/* --async: root each stack that ran in an asyncio task in the task's
 	 * await chain (see bpf/async_tasks.h); NULL: stacks as recorded */
 	const struct async_tasks *tasks;
+	/* a leaf frame for a count (pyoffcpu: why it waited); NULL: none */
+	const char *(*leaf)(void *ctx, const struct pyb_count_key *k);
+	void *leaf_ctx;
 };
 
 /* BPF maps the collector reads. */
