@@ -18,6 +18,7 @@
 #include "sys/proc_tree.h"
 #include "sys/clock.h"
 #include "bpf_c/py_abi.h"
+#include "report/views.h"
 
 /*
  * Turns of the main loop cost CPU whatever the sampling rate (a wakeup and
@@ -549,7 +550,11 @@ int session_collect(struct tool_session *s, struct report *rep)
 
 	rep->start_realtime_ns = s->start_realtime_ns;
 	rep->duration_ns = s->duration_ns;
-	return stack_collector_collect(&s->col, &s->reg, &maps, &s->filter, rep);
+	if (stack_collector_collect(&s->col, &s->reg, &maps, &s->filter, rep) < 0 ||
+	    (s->view_functions && report_view_functions(rep) < 0) ||
+	    (s->view_threads && report_view_threads(rep) < 0))
+		return -1;
+	return 0;
 }
 
 /*

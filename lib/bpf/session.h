@@ -39,6 +39,8 @@ struct tool_session {
 	/* names stacks as they come and turns counts into rows */
 	struct stack_collector col;
 	struct stack_filter filter; /* set by the tool before session_collect */
+	/* --function, --threads: the views session_collect applies */
+	bool view_functions, view_threads;
 	/* new-stack hints are named at once while running; some were lost:
 	 * a full drain is due */
 	bool running, hints_lost;
@@ -124,7 +126,8 @@ uint64_t session_sample_period_ns(struct tool_session *s);
  * BPF program (the maps stay). */
 void session_run(struct tool_session *s, int duration);
 
-/* The counts that pass s->filter as rows of rep (and the run's times). */
+/* The counts that pass s->filter as rows of rep (and the run's times), in
+ * the views asked for. */
 int session_collect(struct tool_session *s, struct report *rep);
 
 /* Reads a per-CPU counter summed over CPUs. */
