@@ -16,6 +16,7 @@
  * blocks inside an asyncio task blocks its event loop; the time is charged
  * to the task, see asyncio.bpf.h), WAIT_REASONS (0 or 1), GIL_SIZE
  * (wait_reasons.bpf.h).
+ * PYB_WALL: also the sampling program (sample.bpf.h), for pyprofile --wall.
  */
 #include <uapi/linux/ptrace.h>
 
@@ -128,3 +129,8 @@ TRACEPOINT_PROBE(sched, sched_switch)
 	switched_in((u32)args->next_pid, now);
 	return 0;
 }
+
+#ifdef PYB_WALL
+/* pyprofile --wall: on-CPU samples of the same threads, into the same maps */
+#include "sample.bpf.h"
+#endif

@@ -363,10 +363,11 @@ static int read_stack(int fd, int32_t id, uint64_t *ips)
 }
 
 static int add_row(struct report *out, const struct pyb_count_key *k, struct frame_list *user,
-		   struct frame_list *kernel, const char *leaf_marker, uint64_t value)
+		   const char *user_marker, struct frame_list *kernel, const char *leaf_marker,
+		   uint64_t value)
 {
-	int n = 0, rc;
-	uint32_t *v = malloc((size_t)(user->n + kernel->n + 1) * sizeof(*v));
+	int n = 0, rc, nuser = user->n;
+	uint32_t *v = malloc((size_t)(user->n + kernel->n + 2) * sizeof(*v));
 	char comm[16];
 
 	if (!v)
@@ -374,6 +375,12 @@ static int add_row(struct report *out, const struct pyb_count_key *k, struct fra
 	/* root first: user frames from the outermost, then kernel frames */
 	for (int i = user->n - 1; i >= 0; i--)
 		v[n++] = user->v[i];
+	if (user_marker) {
+		long m = report_intern_marker(out, user_marker);
+
+		if (m >= 0)
+			v[n++] = (uint32_t)m, nuser++;
+	}
 	for (int i = kernel->n - 1; i >= 0; i--)
 		v[n++] = kernel->v[i];
 	if (leaf_marker) {
@@ -387,7 +394,7 @@ static int add_row(struct report *out, const struct pyb_count_key *k, struct fra
 	/* BPF could not name another thread (pygil's holders): ask /proc */
 	if (!comm[0] && proc_comm((pid_t)k->pid, (pid_t)k->tid, comm, sizeof(comm)) < 0)
 		snprintf(comm, sizeof(comm), "?");
-	rc = report_add_row(out, (pid_t)k->pid, (pid_t)k->tid, comm, v, n, user->n, kernel->n,
+	rc = report_add_row(out, (pid_t)k->pid, (pid_t)k->tid, comm, v, n, nuser, kernel->n,
 			    value);
 	free(v);
 	return rc;
@@ -425,6 +432,8 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 			continue;
 		if (f->only_kind >= 0 && key.kind != (uint32_t)f->only_kind)
 			continue;
+		if (key.kind == PYB_KIND_SAMPLE && f->sample_weight)
+			value *= f->sample_weight;
 		runnable = key.kind == PYB_KIND_RUNNABLE;
 		if (runnable) {
 			out->runnable_total += value;
@@ -472,7 +481,8 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 			if (n < 0 && key.kernel_stack != -EFAULT)
 				c->missed_kernel += value;
 		}
-		add_row(out, &key, &user, &kernel,
+		add_row(out, &key, &user,
+			key.kind == PYB_KIND_BLOCKED || runnable ? f->offcpu_marker : NULL, &kernel,
 			runnable ? RUNNABLE_MARKER : f->leaf ? f->leaf(f->leaf_ctx, &key) : NULL,
 			value);
 		if (!report_find_proc(out, (pid_t)key.pid))

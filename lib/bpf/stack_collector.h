@@ -48,6 +48,10 @@ struct stack_filter {
 	/* a leaf frame for a count (pyoffcpu: why it waited); NULL: none */
 	const char *(*leaf)(void *ctx, const struct pyb_count_key *k);
 	void *leaf_ctx;
+	/* pyprofile --wall: samples weigh this many microseconds each, and
+	 * off-CPU counts get offcpu_marker after their user frames */
+	uint64_t sample_weight; /* 0: 1 */
+	const char *offcpu_marker;
 };
 
 /* BPF maps the collector reads. */
