@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "top_view.h"
 #include "report/formats.h"
 #include "bpf/session.h"
 #include "bpf/wait_reasons.h"
@@ -61,12 +62,12 @@ static const char usage_text[] =
 	"    ./pyprofile -U -p 185        # Python and native frames, no kernel frames\n"
 	"    ./pyprofile --async -p 185 -f 10 > tasks.folded   # CPU by asyncio task\n";
 
-enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_ASYNC, OPT_WALL };
+enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_ASYNC, OPT_WALL, OPT_TOP };
 
 struct options {
 	struct cli cli;
 	int freq, stack_storage;
-	bool user_only, kernel_only, delimiter, tasks, wall;
+	bool user_only, kernel_only, delimiter, tasks, wall, top;
 };
 
 static int own_option(int opt, const char *arg, void *ctx)
@@ -104,6 +105,9 @@ static int own_option(int opt, const char *arg, void *ctx)
 	case OPT_WALL:
 		o->wall = true;
 		return 0;
+	case OPT_TOP:
+		o->top = true;
+		return 0;
 	default:
 		return 1;
 	}
@@ -120,6 +124,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 		{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
 		{ "async", no_argument, NULL, OPT_ASYNC },
 		{ "wall", no_argument, NULL, OPT_WALL },
+		{ "top", no_argument, NULL, OPT_TOP },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -129,6 +134,13 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 		fprintf(stderr, "pyprofile: -U and -K are mutually exclusive\n");
 		return -1;
 	}
+	if (o->top && (o->cli.output || o->cli.format != REPORT_TEXT || o->kernel_only)) {
+		fprintf(stderr, "pyprofile: --top shows a table of functions: not with -o, -f, "
+				"--format or -K\n");
+		return -1;
+	}
+	/* the table has Python and native functions only */
+	o->user_only |= o->top;
 	return 0;
 }
 
@@ -150,6 +162,23 @@ static void print_wall_summary(const struct tool_session *s, const struct report
 		(unsigned long long)(rep->total - off), (unsigned long long)(per ? (rep->total - off) / per : 0),
 		(unsigned long long)per, (unsigned long long)off,
 		rep->total ? 100.0 * (double)off / (double)rep->total : 0.0);
+}
+
+/* --top: the first line of the screen. */
+static void top_title(const struct options *o, const struct tool_session *s, char *buf,
+		      size_t len)
+{
+	FILE *f = fmemopen(buf, len, "w");
+
+	if (!f) {
+		snprintf(buf, len, "pyprofile --top");
+		return;
+	}
+	fprintf(f, "pyprofile --top%s: ", o->wall ? " --wall" : "");
+	cli_print_target(f, &o->cli, s);
+	fprintf(f, ", %d Hz", o->freq);
+	fclose(f);
+	buf[len - 1] = '\0';
 }
 
 static void print_header(const struct options *o, const struct tool_session *s)
@@ -231,6 +260,8 @@ int main(int argc, char **argv)
 	struct report rep;
 	struct async_tasks tasks;
 	struct wait_reasons why = { 0 };
+	struct top_view top;
+	char title[128];
 	int offcpu_fds[3] = { -1, -1, -1 }, sample_fd, rc = 1;
 
 	if (parse_args(argc, argv, &o, &s) < 0)
@@ -267,7 +298,7 @@ int main(int argc, char **argv)
 	if (cli_open_output(&o.cli) < 0)
 		goto out;
 	/* the header goes to stdout unless stdout carries a non-text report */
-	if (o.cli.format == REPORT_TEXT || o.cli.output)
+	if ((o.cli.format == REPORT_TEXT || o.cli.output) && !o.top)
 		print_header(&o, &s);
 	s.filter = (struct stack_filter){ .user_stacks = !o.kernel_only,
 					  .kernel_stacks = !o.user_only,
@@ -284,6 +315,16 @@ int main(int argc, char **argv)
 	}
 	if (session_start_command(&s) < 0) {
 		rc = session_end_command(&s); /* 127: not found, as shells say */
+		goto out;
+	}
+	if (o.top) {
+		top_title(&o, &s, title, sizeof(title));
+		top_view_start(&top, &s, o.wall ? 1e-6 : (double)session_sample_period_ns(&s) / 1e9,
+			       title);
+		session_run(&s, o.cli.duration);
+		top_view_stop(&top);
+		session_print_summary(&s, o.wall ? "samples and switches off CPU" : "samples");
+		rc = cli_exit_status(&o.cli, &s, 0);
 		goto out;
 	}
 	session_run(&s, o.cli.duration);

@@ -417,7 +417,8 @@ void session_run(struct tool_session *s, int duration)
 		struct pollfd exit_fds[SESSION_MAX_EXIT_FDS];
 		int nexit;
 		uint64_t now = monotonic_ns();
-		int turn_ms = s->on_tick ? FAST_TURN_MS : registry_turn_ms(&s->reg);
+		int turn_ms = s->on_tick ? (s->tick_ms ? s->tick_ms : FAST_TURN_MS)
+					 : registry_turn_ms(&s->reg);
 
 		if (!s->npids && turn_ms > SCAN_TURN_MS)
 			turn_ms = SCAN_TURN_MS;
@@ -425,10 +426,13 @@ void session_run(struct tool_session *s, int duration)
 		/* wake up at the end of the run, not a turn later */
 		if (end != UINT64_MAX && now < end && end - now < (uint64_t)turn_ms * 1000000ull)
 			turn_ms = (int)((end - now + 999999) / 1000000);
-		nexit = registry_exit_fds(&s->reg, exit_fds, SESSION_MAX_EXIT_FDS - 1);
+		nexit = registry_exit_fds(&s->reg, exit_fds, SESSION_MAX_EXIT_FDS - 2);
 		exit_fds[nexit] = (struct pollfd){ .fd = s->launched ? s->command.pidfd : -1,
 						   .events = POLLIN };
-		if (bpfmod_poll_events(&s->bpf, turn_ms, exit_fds, nexit + 1) > 0)
+		/* the tool's own descriptor (--top: the keyboard) ends a turn too */
+		exit_fds[nexit + 1] = (struct pollfd){ .fd = s->on_tick && s->wake_on_stdin ? 0 : -1,
+						       .events = POLLIN };
+		if (bpfmod_poll_events(&s->bpf, turn_ms, exit_fds, nexit + 2) > 0)
 			registry_note_exits(&s->reg, exit_fds, nexit);
 		if (command_exited(s, &exit_fds[nexit]))
 			break;

@@ -59,6 +59,9 @@ struct tool_session {
 	 * 20 ms then (otherwise about once a second unless something is pending) */
 	void (*on_tick)(struct tool_session *s, void *ctx);
 	void *tick_ctx;
+	int tick_ms; /* those turns' period instead of 20 ms; 0: 20 ms */
+	bool wake_on_stdin; /* with on_tick: input on stdin ends a turn at once
+			     * (--top: the keyboard) */
 	/* --async: the asyncio tasks samples ran in (NULL: not asked for) */
 	struct async_tasks *tasks;
 	/* called when a process becomes a target (the registry's on_active) */

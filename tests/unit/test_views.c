@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "report/rows.h"
+#include "report/top.h"
 #include "report/views.h"
 
 static int passed, failed;
@@ -103,10 +104,72 @@ static void test_threads(void)
 	report_free(&rep);
 }
 
+static char *render(const struct top *t, int width, int height)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	top_render(t, f, width, height, "title", "");
+	fclose(f);
+	return buf;
+}
+
+/* Own and total per function, recursion counted once; shares of the
+ * samples since the previous update; sorted; cut to the screen. */
+static void test_top(void)
+{
+	struct report rep;
+	struct top t;
+	char *out;
+
+	report_init(&rep, false);
+	uint32_t main_ = py(&rep, "main", 30, 28), a = py(&rep, "a", 5, 4), b = py(&rep, "b", 9, 8);
+	uint32_t r1[] = { main_, a }, r2[] = { main_, b }, r3[] = { main_, a, a };
+	row(&rep, 7, 7, "python3", r1, 2, 3);
+	row(&rep, 7, 7, "python3", r2, 2, 1);
+	row(&rep, 7, 8, "python3", r3, 3, 4);
+	top_init(&t, 0.5);
+	CHECK(top_update(&t, &rep) == 0);
+	out = render(&t, 80, 0);
+	CHECK_STR(out, "title\n"
+		       "Process all, thread all; sorted by %Own. Keys: 1-4 sort, p/t/a filter, q quit\n"
+		       "4.00 s sampled since the start, 4.00 s in all\n"
+		       "\n"
+		       " %Own %Total  OwnTime TotalTime  Function\n"
+		       " 87.5   87.5    3.50s     3.50s  a (app.py:4)\n"
+		       " 12.5   12.5    0.50s     0.50s  b (app.py:8)\n"
+		       "  0.0  100.0    0.00s     4.00s  main (app.py:28)\n");
+	free(out);
+	/* two more samples of b: the next screen shows only them */
+	rep.rows[1].value += 2;
+	CHECK(top_update(&t, &rep) == 0);
+	CHECK(top_key(&t, '2', &rep)); /* by total share */
+	out = render(&t, 40, 6);
+	CHECK_STR(out, "title\n"
+		       "Process all, thread all; sorted by %Tota\n"
+		       "1.00 s sampled since the last refresh, 5\n"
+		       "\n"
+		       " %Own %Total  OwnTime TotalTime  Functio\n"
+		       "  0.0  100.0    0.00s     5.00s  main (a\n");
+	free(out);
+	/* thread 8 only: counted again from the start */
+	CHECK(top_key(&t, 't', &rep) && t.only_tid == 7);
+	CHECK(top_key(&t, 't', &rep) && t.only_tid == 8);
+	out = render(&t, 80, 7);
+	CHECK(strstr(out, "Process all, thread 8;") != NULL);
+	CHECK(strstr(out, "2.00 s sampled since the start, 2.00 s in all") != NULL);
+	CHECK(strstr(out, "  0.0  100.0    0.00s     2.00s  main (app.py:28)\n") != NULL);
+	free(out);
+	top_free(&t);
+	report_free(&rep);
+}
+
 int main(void)
 {
 	test_functions();
 	test_threads();
+	test_top();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
