@@ -166,7 +166,7 @@ struct pyb_count_key {
 	pyb_u32 pid;
 	pyb_u32 tid;
 	pyb_u32 kind;
-	pyb_u32 flags;       /* enum pyb_count_flags */
+	pyb_u32 detail;      /* pyoffcpu: why it waited (bpf_c/wait_abi.h); else 0 */
 	pyb_u64 pystack;     /* hash of the Python stack, key of `pystacks`; 0 none */
 	pyb_s32 user_stack;  /* native user stack id; <0 none */
 	pyb_s32 kernel_stack;
@@ -176,7 +176,7 @@ struct pyb_count_key {
 	 * and how many of the stack's frames, innermost first, are the task's
 	 * (0: no task) */
 	pyb_u32 task_depth;
-	pyb_u32 pad2;
+	pyb_u32 flags;       /* enum pyb_count_flags */
 	pyb_u64 task;
 };
 

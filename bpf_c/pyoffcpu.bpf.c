@@ -20,12 +20,15 @@
  * STACK_STORAGE_SIZE, USER_STACKS, KERNEL_STACKS, MIN_US, MAX_US,
  * THREAD_FILTER (0 or a host tid), PYB_ASYNC (--async: a thread that
  * blocks inside an asyncio task blocks its event loop; the time is charged
- * to the task, see asyncio.bpf.h).
+ * to the task, see asyncio.bpf.h), WAIT_REASONS (0 or 1), GIL_SIZE
+ * (wait_reasons.bpf.h).
+ * PYB_WALL: also the sampling program (sample.bpf.h), for pyprofile --wall.
  */
 #include <uapi/linux/ptrace.h>
 
 #include "pystacks.bpf.h"
 #include "asyncio.bpf.h"
+#include "wait_reasons.bpf.h"
 
 BPF_HASH(hists, struct pyb_hist_key, u64, COUNTS_SIZE);
 /* LRU: a thread that exits while off CPU leaves an entry behind */
@@ -69,6 +72,10 @@ static __always_inline void switched_out(void *ctx, long prev_state, u64 now)
 	st->key.tid = tid;
 	/* "R" (runnable, preempted or yielding) when no state bit is set */
 	st->key.kind = (prev_state & 0xff) ? PYB_KIND_BLOCKED : PYB_KIND_RUNNABLE;
+	/* kept in the map value only, so the verifier's states meet again
+	 * before the walk */
+	if (WAIT_REASONS && st->key.kind == PYB_KIND_BLOCKED)
+		st->key.detail = pyb_wait_reason(ctx, pid, tid, prev_state);
 	bpf_get_current_comm(&st->key.comm, sizeof(st->key.comm));
 	pyb_stat(PYB_STAT_SAMPLES);
 	st->key.pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
@@ -77,7 +84,10 @@ static __always_inline void switched_out(void *ctx, long prev_state, u64 now)
 	st->key.user_stack = USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS)
 				     ? stack_traces.get_stackid(ctx, BPF_F_USER_STACK)
 				     : -1;
-	st->key.kernel_stack = KERNEL_STACKS ? stack_traces.get_stackid(ctx, 0) : -1;
+	/* an uninterruptible sleep's reason is in its kernel stack */
+	st->key.kernel_stack = KERNEL_STACKS || st->key.detail == PYB_WAIT_UNINTERRUPTIBLE
+				       ? stack_traces.get_stackid(ctx, 0)
+				       : -1;
 	start.update(&tid, st);
 }
 
@@ -103,6 +113,7 @@ static __always_inline void switched_in(u32 tid, u64 now)
 		}
 		if (end != now) {
 			key.kind = PYB_KIND_RUNNABLE;
+			key.detail = 0;
 			pyb_count_add(&key, (now - end) / 1000);
 		}
 	} else {
@@ -136,3 +147,8 @@ TRACEPOINT_PROBE(sched, sched_switch)
 	switched_in((u32)args->next_pid, now);
 	return 0;
 }
+
+#ifdef PYB_WALL
+/* pyprofile --wall: on-CPU samples of the same threads, into the same maps */
+#include "sample.bpf.h"
+#endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * pyprofile: on-CPU sampling. On each perf-event sample of a registered
+ * pyprofile: on-CPU sampling (sample.bpf.h). On each perf-event sample of a registered
  * Python process: walk its Python stack, take kernel and native user stack
  * ids, and count the combination in a hash map (aggregated in kernel).
  * Also reports exec and fork so user space can register new processes.
@@ -9,37 +9,9 @@
  * STACK_STORAGE_SIZE, USER_STACKS, KERNEL_STACKS, PYB_ASYNC (--async).
  */
 #include <uapi/linux/ptrace.h>
-#include <uapi/linux/bpf_perf_event.h>
 
 #include "pystacks.bpf.h"
-#include "asyncio.bpf.h"
 
 BPF_STACK_TRACE(stack_traces, STACK_STORAGE_SIZE);
 
-int on_sample(struct bpf_perf_event_data *ctx)
-{
-	u64 id = bpf_get_current_pid_tgid();
-	u32 pid = id >> 32, tid = (u32)id;
-	struct pyb_count_key key = {};
-	struct pyb_scratch *s;
-	struct pyb_layout *L;
-	struct pyb_proc *proc = pyb_target(pid, &L, &s);
-
-	if (!proc) {
-		pyb_stat(pid ? PYB_STAT_OTHER : PYB_STAT_IDLE);
-		return 0;
-	}
-	pyb_stat(PYB_STAT_SAMPLES);
-	key.pid = pid;
-	key.tid = tid;
-	bpf_get_current_comm(&key.comm, sizeof(key.comm));
-	key.pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
-	if (key.pystack)
-		PYB_ASYNC_KEY(ctx, &key, s, pid);
-	key.user_stack = USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS)
-				 ? stack_traces.get_stackid(ctx, BPF_F_USER_STACK)
-				 : -1;
-	key.kernel_stack = KERNEL_STACKS ? stack_traces.get_stackid(ctx, 0) : -1;
-	pyb_count_add(&key, 1);
-	return 0;
-}
+#include "sample.bpf.h"

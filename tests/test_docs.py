@@ -123,6 +123,8 @@ def unknown_options(tool, args):
     for arg in args:
         if arg in (">", ">>", "|", "<", "2>", "&&", ";") or arg.startswith((">", "|")):
             break  # the rest is the shell's
+        if arg == "--":
+            break  # the rest is the command the tool runs
         if not arg.startswith("-") or arg == "-" or re.match(r"^-\d", arg):
             continue
         opt = arg.split("=", 1)[0]

@@ -80,10 +80,11 @@ def test_blocked_time_matches_truth(interp, pyoffcpu, tmp_path):
         assert want > 500000, truth
         assert abs(got - want) <= TOLERANCE * want, \
             "%s: %d us blocked, truth %d us\n%s\n%s" % (f, got, want, per, err)
-    # kernel frames end each stack, with the scheduler at the leaf
+    # kernel frames end each stack, with the scheduler innermost, and
+    # then why it waited
     nap = [fr for fr, _, _ in rows if any(frame_name(x) == "nap_in_sleep" for x in fr)]
-    assert nap and all(fr[-1].endswith("_[k]") for fr in nap), nap[:2]
-    assert any("schedule_[k]" in fr[-1] for fr in nap)
+    assert nap and all(fr[-1] == "[sleep]" and fr[-2].endswith("_[k]") for fr in nap), nap[:2]
+    assert any("schedule_[k]" in fr[-2] for fr in nap)
     # the line is the blocking call's line in the workload
     leaf = [x for x in nap[0] if frame_name(x) == "nap_in_sleep"][0]
     assert "offcpu_known.py:" in leaf

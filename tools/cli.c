@@ -11,7 +11,15 @@
 #define CLI_SHARED_SHORT "p:t:o:vh"
 
 /* long-only shared options, above any tool's own */
-enum { OPT_FORMAT = 0x10000, OPT_VERSION, OPT_EBPF, OPT_CHILDREN, OPT_RUN_AS };
+enum {
+	OPT_FORMAT = 0x10000,
+	OPT_VERSION,
+	OPT_EBPF,
+	OPT_CHILDREN,
+	OPT_RUN_AS,
+	OPT_THREADS,
+	OPT_FUNCTION,
+};
 
 static const struct option shared_long[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -24,6 +32,8 @@ static const struct option shared_long[] = {
 	{ "ebpf", no_argument, NULL, OPT_EBPF },
 	{ "children", no_argument, NULL, OPT_CHILDREN },
 	{ "run-as", required_argument, NULL, OPT_RUN_AS },
+	{ "threads", no_argument, NULL, OPT_THREADS },
+	{ "function", no_argument, NULL, OPT_FUNCTION },
 };
 
 /* Returns 1 when opt is not a shared option, 0 when handled, -1 on error. */
@@ -68,6 +78,12 @@ static int shared_option(struct cli *c, struct tool_session *s, int opt, const c
 		return 0;
 	case OPT_RUN_AS:
 		c->run_as = arg;
+		return 0;
+	case OPT_THREADS:
+		s->view_threads = true;
+		return 0;
+	case OPT_FUNCTION:
+		s->view_functions = true;
 		return 0;
 	default:
 		return 1;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The command line every BPF tool shares: -p, -t, --children, -o, --format,
- * -v, -h, --version, --ebpf, the duration and "-- CMD [ARGS...]" (with
- * --run-as), with the same messages in each tool; a tool lists only its
- * own options and handles them in a callback. Also the small argument
+ * --threads, --function, -v, -h, --version, --ebpf, the duration and
+ * "-- CMD [ARGS...]" (with --run-as), with the same messages in each tool;
+ * a tool lists only its own options and handles them in a callback. Also the small argument
  * parsers (cli_args.c) that pydump uses without BPF.
  */
 #ifndef PYBPF_CLI_COMMON_H

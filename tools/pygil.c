@@ -26,20 +26,23 @@
 extern const char pygil_bpf_text[];
 
 static const char usage_text[] =
-	"Usage: pygil [-h] [-p PID[,PID...] | -t TID] [-f] [-o FILE]\n"
+	"Usage: pygil [-h] [-p PID[,PID...] [--children] | -t TID] [-f] [-o FILE]\n"
 	"             [--format text|folded|svg|speedscope|pprof] [-i INTERVAL] [--all]\n"
-	"             [-v] [--version] [duration]\n"
+	"             [--threads] [--function] [-v] [--version]\n"
+	"             [duration] [[--run-as USER] -- CMD [ARGS...]]\n"
 	"\n"
 	"Measure GIL contention in Python processes: per thread, the time spent\n"
 	"waiting for the GIL (and as a share of its wall time), the number of waits,\n"
 	"their durations as a log2 histogram, each thread's share of GIL holding and\n"
 	"the GIL switches per second; the Python stacks where threads waited, and\n"
 	"the stacks of the threads that held the GIL meanwhile. Works on stripped\n"
-	"interpreters. Without -p: every Python process on the machine. Shares and\n"
-	"rates over less than 0.5 s are shown as \"-\"; a wait still going on at the\n"
-	"end counts up to the end, its stacks ending in " STILL_WAITING_MARKER ".\n"
+	"interpreters. Without -p: every Python process on the machine. With\n"
+	"-- CMD: run CMD and trace it and its descendants. Shares and rates over\n"
+	"less than 0.5 s are shown as \"-\"; a wait still going on at the end\n"
+	"counts up to the end, its stacks ending in " STILL_WAITING_MARKER ".\n"
 	"\n"
 	"  -p, --pid PID[,PID]  trace these processes only\n"
+	"      --children       and their descendants, running or started later\n"
 	"  -t, --tid TID        trace this thread only\n"
 	"  -f, --folded         print the waiting stacks folded, weighted in\n"
 	"                       microseconds waited (the table goes to stderr)\n"
@@ -50,6 +53,9 @@ static const char usage_text[] =
 	"                       (default: the 10 processes whose threads waited\n"
 	"                       longest, without -p only those that waited, and\n"
 	"                       the 20 stacks with the most time)\n"
+	"      --threads        the process and thread at the root of each stack\n"
+	"      --function       one frame per function (its def line), not per line\n"
+	"      --run-as USER    run CMD as USER (default: the user who ran sudo)\n"
 	"  -v, --verbose        say how each process was recognised, BPF run time\n"
 	"      --version        print the version\n"
 	"  -h, --help           show this help\n"
@@ -60,6 +66,7 @@ static const char usage_text[] =
 	"    ./pygil -i 1 -p 185          # a table every second\n"
 	"    ./pygil -f -p 185 10 > gil.folded      # waiting stacks for flamegraph.pl\n"
 	"    ./pygil -p 185 -o gil.svg --format svg 10   # flame graph of GIL waits\n"
+	"    ./pygil -- python3 app.py    # run app.py, measure until it exits\n"
 	"    ./pygil 5                    # every Python process, 5 seconds\n";
 
 enum { OPT_ALL = CLI_OPT_OWN };

@@ -23,23 +23,32 @@
 #include "bpf/stack_hist.h"
 #include "bpf/session.h"
 #include "sys/clock.h"
+#include "bpf/wait_reasons.h"
+#include "cpython/gil.h"
 
 extern const char pyoffcpu_bpf_text[];
 
 static const char usage_text[] =
-	"Usage: pyoffcpu [-h] [-p PID[,PID...] | -t TID] [-u] [-U | -K] [-m MIN_US]\n"
-	"                [-M MAX_US] [-R] [-f] [-d] [-H] [--top N | --all] [-o FILE]\n"
-	"                [--format text|folded|svg|speedscope|pprof]\n"
-	"                [--stack-storage-size N] [--async] [-v] [--version] [duration]\n"
+	"Usage: pyoffcpu [-h] [-p PID[,PID...] [--children] | -t TID] [-u] [-U | -K]\n"
+	"                [-m MIN_US] [-M MAX_US] [-R] [-f] [-d] [-H] [--top N | --all]\n"
+	"                [-o FILE] [--format text|folded|svg|speedscope|pprof]\n"
+	"                [--no-reasons] [--threads] [--function] [--stack-storage-size N]\n"
+	"                [--async] [-v] [--version] [duration]\n"
+	"                [[--run-as USER] -- CMD [ARGS...]]\n"
 	"\n"
-	"Summarize the time Python threads spend off CPU (sleeping, waiting on I/O,\n"
-	"locks or the GIL) by Python, native and kernel stack, in microseconds.\n"
-	"Threads still blocked when the run ends (since before it began, too) are\n"
-	"charged up to the end, their stacks ending in " STILL_BLOCKED_MARKER ".\n"
-	"Without -p: every Python process on the machine, including ones that start\n"
-	"during the run. Runs for duration seconds, or until Ctrl-C.\n"
+	"Summarize the time Python threads spend off CPU by Python, native and kernel\n"
+	"stack, in microseconds, and why: each stack ends with the reason ([sleep],\n"
+	"[lock or condition wait], [GIL wait], [socket I/O], [pipe I/O], [poll/select/\n"
+	"epoll], [disk I/O], [page fault]...); the text report ends with each thread's\n"
+	"time by reason. Threads still blocked when the run ends (since before it\n"
+	"began, too) are charged up to the end, their stacks ending in\n"
+	"" STILL_BLOCKED_MARKER ". Without -p: every Python process on the machine,\n"
+	"including ones that start during the run. With -- CMD: run CMD and trace it\n"
+	"and its descendants. Runs for duration seconds, until Ctrl-C or until the\n"
+	"targets exit.\n"
 	"\n"
 	"  -p, --pid PID[,PID]  trace these processes only\n"
+	"      --children       and their descendants, running or started later\n"
 	"  -t, --tid TID        trace this thread only\n"
 	"  -u, --user-threads-only  user threads only (always so: kernel threads run\n"
 	"                       no Python; accepted for offcputime users)\n"
@@ -60,9 +69,14 @@ static const char usage_text[] =
 	"      --format FMT     text (default), folded, svg (interactive flame graph)\n"
 	"                       speedscope (JSON for speedscope.app) or pprof\n"
 	"                       (gzipped protobuf for go tool pprof, Pyroscope, Parca)\n"
+	"      --no-reasons     do not tell why threads waited (no system call probe:\n"
+	"                       other processes' system calls cost nothing more)\n"
+	"      --threads        the process and thread at the root of each stack\n"
+	"      --function       one frame per function (its def line), not per line\n"
 	"      --stack-storage-size N  room for distinct native/kernel stacks (16384)\n"
 	"      --async          root time a thread blocked inside an asyncio task (its\n"
 	"                       event loop blocked with it) in the task's await chain\n"
+	"      --run-as USER    run CMD as USER (default: the user who ran sudo)\n"
 	"  -v, --verbose        say how each process was recognised, BPF run time\n"
 	"      --version        print the version\n"
 	"  -h, --help           show this help\n"
@@ -76,15 +90,17 @@ static const char usage_text[] =
 	"    ./pyoffcpu -p 185 -o off.svg --format svg 10   # off-CPU flame graph\n"
 	"    ./pyoffcpu -H -p 185 10      # how long each blocking call took\n"
 	"    ./pyoffcpu -R -p 185 10      # include time waiting for a CPU\n"
+	"    ./pyoffcpu -U -- python3 app.py   # run app.py, trace it until it exits\n"
+	"    ./pyoffcpu --threads -U -p 185 10   # split by process and thread\n"
 	"    ./pyoffcpu --async -p 185 10 # which asyncio task blocked the event loop\n";
 
-enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_TOP, OPT_ASYNC, OPT_ALL };
+enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_TOP, OPT_ASYNC, OPT_ALL, OPT_NO_REASONS };
 
 struct options {
 	struct cli cli;
 	long long min_us, max_us;
 	int stack_storage, top;
-	bool user_only, kernel_only, delimiter, runnable, histogram, tasks;
+	bool user_only, kernel_only, delimiter, runnable, histogram, tasks, no_reasons;
 };
 
 static int own_option(int opt, const char *arg, void *ctx)
@@ -122,6 +138,9 @@ static int own_option(int opt, const char *arg, void *ctx)
 		return 0;
 	case 'H':
 		o->histogram = true;
+		return 0;
+	case OPT_NO_REASONS:
+		o->no_reasons = true;
 		return 0;
 	case OPT_TOP:
 		if (cli_parse_small_int(arg, 0, 1000000, &o->top) < 0) {
@@ -161,6 +180,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 		{ "histogram", no_argument, NULL, 'H' },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "all", no_argument, NULL, OPT_ALL },
+		{ "no-reasons", no_argument, NULL, OPT_NO_REASONS },
 		{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
 		{ "async", no_argument, NULL, OPT_ASYNC },
 		{ NULL, 0, NULL, 0 },
@@ -190,12 +210,13 @@ static void print_header(const struct options *o, const struct tool_session *s)
 
 static int compile(struct tool_session *s, const struct options *o)
 {
-	char d_stack[48], d_user[24], d_kernel[24], d_min[40], d_max[40], d_tid[32];
-	const char *cflags[9] = {
-		d_stack, d_user, d_kernel, d_min, d_max, d_tid,
+	char d_stack[48], d_user[24], d_kernel[24], d_min[40], d_max[40], d_tid[32], d_gil[32];
+	const char *cflags[11] = {
+		d_stack, d_user, d_kernel, d_min, d_max, d_tid, d_gil,
+		o->no_reasons ? "-DWAIT_REASONS=0" : "-DWAIT_REASONS=1",
 		"-DPYSTACKS_SIZE=65536", "-DCOUNTS_SIZE=65536",
 	};
-	int n = 8;
+	int n = 10;
 
 	snprintf(d_stack, sizeof(d_stack), "-DSTACK_STORAGE_SIZE=%d", o->stack_storage);
 	snprintf(d_user, sizeof(d_user), "-DUSER_STACKS=%d", !o->kernel_only);
@@ -203,6 +224,7 @@ static int compile(struct tool_session *s, const struct options *o)
 	snprintf(d_min, sizeof(d_min), "-DMIN_US=%lldULL", o->min_us);
 	snprintf(d_max, sizeof(d_max), "-DMAX_US=%lldULL", o->max_us);
 	snprintf(d_tid, sizeof(d_tid), "-DTHREAD_FILTER=%d", (int)o->cli.tid);
+	snprintf(d_gil, sizeof(d_gil), "-DGIL_SIZE=%d", PY_GIL_STRUCT_SIZE);
 	if (o->tasks)
 		cflags[n++] = "-DPYB_ASYNC=1";
 	return session_compile(s, pyoffcpu_bpf_text, cflags, n);
@@ -292,7 +314,8 @@ int main(int argc, char **argv)
 	struct open_intervals oi = { 0 };
 	struct report rep;
 	struct async_tasks tasks;
-	int switch_fd, wakeup_fd, rc = 1;
+	struct wait_reasons why = { 0 };
+	int switch_fd, wakeup_fd, enter_fd, rc = 1;
 
 	if (parse_args(argc, argv, &o, &s) < 0)
 		return 2;
@@ -316,14 +339,18 @@ int main(int argc, char **argv)
 				    BPF_PROG_TYPE_TRACEPOINT);
 	wakeup_fd = bpfmod_load(&s.bpf, "tracepoint__sched__sched_waking",
 				    BPF_PROG_TYPE_TRACEPOINT);
-	if (switch_fd < 0 || wakeup_fd < 0) {
+	enter_fd = bpfmod_load(&s.bpf, "raw_tracepoint__sys_enter", BPF_PROG_TYPE_RAW_TRACEPOINT);
+	if (switch_fd < 0 || wakeup_fd < 0 || enter_fd < 0) {
 		fprintf(stderr, "pyoffcpu: %s\n", s.bpf.err);
 		goto out;
 	}
 	session_install_signals();
-	if (session_start_discovery(&s) < 0)
+	if ((!o.no_reasons && wait_reasons_start(&why, &s) < 0) ||
+	    session_start_discovery(&s) < 0)
 		goto out;
-	if (bpfmod_attach_tracepoint(&s.bpf, wakeup_fd, "sched", "sched_waking") < 0 ||
+	/* system calls first: a thread's call is known when it blocks */
+	if ((!o.no_reasons && bpfmod_attach_raw_tracepoint(&s.bpf, enter_fd, "sys_enter") < 0) ||
+	    bpfmod_attach_tracepoint(&s.bpf, wakeup_fd, "sched", "sched_waking") < 0 ||
 	    bpfmod_attach_tracepoint(&s.bpf, switch_fd, "sched", "sched_switch") < 0) {
 		fprintf(stderr, "pyoffcpu: %s\n", s.bpf.err);
 		goto out;
@@ -335,7 +362,9 @@ int main(int argc, char **argv)
 					  .only_tid = o.cli.tid,
 					  .include_runnable = o.runnable,
 					  .only_kind = -1,
-					  .tasks = s.tasks };
+					  .tasks = s.tasks,
+					  .leaf = o.no_reasons ? NULL : wait_reasons_leaf,
+					  .leaf_ctx = &why };
 	seed_open_intervals(&s, &o, &oi);
 	if ((o.cli.format == REPORT_TEXT && !o.histogram) || o.cli.output || o.histogram)
 		print_header(&o, &s);
@@ -360,6 +389,8 @@ int main(int argc, char **argv)
 				      o.top < 0 ? 10 : o.top ? o.top : INT_MAX, "us", o.cli.out) < 0;
 	} else if (o.cli.format == REPORT_TEXT) {
 		rc = write_text(&rep, o.top < 0 ? 20 : o.top, o.cli.out);
+		if (!o.no_reasons)
+			wait_reasons_print_threads(&why, s.counts_fd, o.cli.tid, "us", o.cli.out);
 	} else {
 		rc = report_write(&rep, o.cli.format, o.cli.out, "us", "pyoffcpu") < 0;
 	}
@@ -368,6 +399,8 @@ int main(int argc, char **argv)
 	if (o.cli.verbose)
 		session_print_bpf_stats(&s, switch_fd, "sched_switch",
 					session_stat(&s, PYB_STAT_SAMPLES), "Python switch");
+	if (o.cli.verbose && !o.no_reasons)
+		session_print_bpf_stats(&s, enter_fd, "sys_enter", 0, NULL);
 	report_free(&rep);
 	rc = cli_exit_status(&o.cli, &s, rc);
 out:
@@ -376,5 +409,6 @@ out:
 	open_intervals_free(&oi);
 	session_close(&s);
 	async_tasks_free(&tasks);
+	wait_reasons_free(&why);
 	return rc;
 }

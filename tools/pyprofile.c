@@ -11,23 +11,35 @@
  */
 #include <linux/bpf.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
+#include "top_view.h"
 #include "report/formats.h"
 #include "bpf/session.h"
+#include "bpf/wait_reasons.h"
+#include "cpython/gil.h"
 
 extern const char pyprofile_bpf_text[];
+extern const char pyoffcpu_bpf_text[];
+
+/* --wall: the frame above the off-CPU part of a stack */
+#define OFFCPU_MARKER "[off-CPU]"
 
 static const char usage_text[] =
-	"Usage: pyprofile [-h] [-p PID[,PID...] | -t TID] [-F HZ] [-f] [-d] [-U | -K]\n"
-	"                 [-o FILE] [--format text|folded|svg|speedscope|pprof]\n"
-	"                 [--stack-storage-size N] [--async] [-v] [--version] [duration]\n"
+	"Usage: pyprofile [-h] [-p PID[,PID...] [--children] | -t TID] [-F HZ] [-f] [-d]\n"
+	"                 [-U | -K] [-o FILE] [--format text|folded|svg|speedscope|pprof]\n"
+	"                 [--wall] [--top] [--threads] [--function] [--async]\n"
+	"                 [--stack-storage-size N] [-v] [--version]\n"
+	"                 [duration] [[--run-as USER] -- CMD [ARGS...]]\n"
 	"\n"
 	"Profile CPU usage of Python processes by sampling Python, native and kernel\n"
 	"stacks. Without -p: every Python process on the machine, including ones that\n"
-	"start during the run. Runs for duration seconds, or until Ctrl-C.\n"
+	"start during the run. With -- CMD: run CMD and profile it and its\n"
+	"descendants. Runs for duration seconds, until Ctrl-C or until the targets exit.\n"
 	"\n"
 	"  -p, --pid PID[,PID]  profile these processes only\n"
+	"      --children       and their descendants, running or started later\n"
 	"  -t, --tid TID        profile this thread only\n"
 	"  -F, --frequency HZ   sample frequency (default 49)\n"
 	"  -f, --folded         folded output, one line per stack (for flame graphs)\n"
@@ -38,9 +50,17 @@ static const char usage_text[] =
 	"      --format FMT     text (default), folded, svg (interactive flame graph)\n"
 	"                       speedscope (JSON for speedscope.app) or pprof\n"
 	"                       (gzipped protobuf for go tool pprof, Pyroscope, Parca)\n"
-	"      --stack-storage-size N  room for distinct native/kernel stacks (16384)\n"
+	"      --wall           wall-clock time: samples and the time the same threads\n"
+	"                       spent off CPU, in microseconds; waits under [off-CPU],\n"
+	"                       with why they waited as the leaf\n"
+	"      --top            a live table of the top functions, every second\n"
+	"                       (keys: 1-4 sort, p/t/a filter, q quit)\n"
+	"      --threads        the process and thread at the root of each stack\n"
+	"      --function       one frame per function (its def line), not per line\n"
 	"      --async          root each sample that ran in an asyncio task in the task's\n"
 	"                       await chain: <task NAME> frames, the awaiting tasks first\n"
+	"      --stack-storage-size N  room for distinct native/kernel stacks (16384)\n"
+	"      --run-as USER    run CMD as USER (default: the user who ran sudo)\n"
 	"  -v, --verbose        say how each process was recognised\n"
 	"      --version        print the version\n"
 	"  -h, --help           show this help\n"
@@ -52,14 +72,18 @@ static const char usage_text[] =
 	"    ./pyprofile -F 99 -f 10 > out.folded   # folded stacks for flamegraph.pl\n"
 	"    ./pyprofile -p 185 -o cpu.svg --format svg 10   # write a flame graph\n"
 	"    ./pyprofile -U -p 185        # Python and native frames, no kernel frames\n"
+	"    ./pyprofile -o cpu.svg --format svg -- python3 app.py   # run and profile\n"
+	"    ./pyprofile -p 185 --children 10   # a server and its workers\n"
+	"    ./pyprofile --top -p 185     # a live view of the top functions\n"
+	"    ./pyprofile --wall -f -p 185 10 > wall.folded   # CPU and waiting, by stack\n"
 	"    ./pyprofile --async -p 185 -f 10 > tasks.folded   # CPU by asyncio task\n";
 
-enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_ASYNC };
+enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_ASYNC, OPT_WALL, OPT_TOP };
 
 struct options {
 	struct cli cli;
 	int freq, stack_storage;
-	bool user_only, kernel_only, delimiter, tasks;
+	bool user_only, kernel_only, delimiter, tasks, wall, top;
 };
 
 static int own_option(int opt, const char *arg, void *ctx)
@@ -94,6 +118,12 @@ static int own_option(int opt, const char *arg, void *ctx)
 	case OPT_ASYNC:
 		o->tasks = true;
 		return 0;
+	case OPT_WALL:
+		o->wall = true;
+		return 0;
+	case OPT_TOP:
+		o->top = true;
+		return 0;
 	default:
 		return 1;
 	}
@@ -109,6 +139,8 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 		{ "kernel-stacks-only", no_argument, NULL, 'K' },
 		{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
 		{ "async", no_argument, NULL, OPT_ASYNC },
+		{ "wall", no_argument, NULL, OPT_WALL },
+		{ "top", no_argument, NULL, OPT_TOP },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -118,18 +150,120 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 		fprintf(stderr, "pyprofile: -U and -K are mutually exclusive\n");
 		return -1;
 	}
+	if (o->top && (o->cli.output || o->cli.format != REPORT_TEXT || o->kernel_only)) {
+		fprintf(stderr, "pyprofile: --top shows a table of functions: not with -o, -f, "
+				"--format or -K\n");
+		return -1;
+	}
+	/* the table has Python and native functions only */
+	o->user_only |= o->top;
 	return 0;
+}
+
+/* --wall: how the time divides, on stderr. */
+static void print_wall_summary(const struct tool_session *s, const struct report *rep)
+{
+	uint64_t off = 0, per = s->filter.sample_weight;
+
+	for (size_t i = 0; i < rep->n; i++)
+		for (int k = 0; k < rep->rows[i].nframes; k++)
+			if (rep->frames[rep->rows[i].frames[k]].kind == REPORT_FRAME_MARKER &&
+			    strcmp(rep->frames[rep->rows[i].frames[k]].name, OFFCPU_MARKER) == 0) {
+				off += rep->rows[i].value;
+				break;
+			}
+	fprintf(stderr,
+		"pyprofile: wall clock: %llu us on CPU (%llu samples of %llu us), %llu us off CPU "
+		"(%.1f%%)\n",
+		(unsigned long long)(rep->total - off), (unsigned long long)(per ? (rep->total - off) / per : 0),
+		(unsigned long long)per, (unsigned long long)off,
+		rep->total ? 100.0 * (double)off / (double)rep->total : 0.0);
+}
+
+/* --top: the first line of the screen. */
+static void top_title(const struct options *o, const struct tool_session *s, char *buf,
+		      size_t len)
+{
+	FILE *f = fmemopen(buf, len, "w");
+
+	if (!f) {
+		snprintf(buf, len, "pyprofile --top");
+		return;
+	}
+	fprintf(f, "pyprofile --top%s: ", o->wall ? " --wall" : "");
+	cli_print_target(f, &o->cli, s);
+	fprintf(f, ", %d Hz", o->freq);
+	fclose(f);
+	buf[len - 1] = '\0';
 }
 
 static void print_header(const struct options *o, const struct tool_session *s)
 {
-	char before[48];
+	char before[80];
 
-	snprintf(before, sizeof(before), "Sampling at %d Hertz of ", o->freq);
+	snprintf(before, sizeof(before), "Sampling at %d Hertz%s of ", o->freq,
+		 o->wall ? " and tracing off-CPU time" : "");
 	cli_print_header(stdout, &o->cli, s, before,
 			 o->user_only	  ? " by Python + native stack"
 			 : o->kernel_only ? " by kernel stack"
 					  : " by Python + native + kernel stack");
+}
+
+/*
+ * --wall compiles pyoffcpu's program, with the sampling program in it
+ * (PYB_WALL): one set of maps holds both kinds of counts.
+ */
+static int compile(const struct options *o, struct tool_session *s)
+{
+	char d_stack[48], d_user[24], d_kernel[24], d_tid[32], d_gil[32];
+	const char *cflags[16];
+	int n = 0;
+
+	snprintf(d_stack, sizeof(d_stack), "-DSTACK_STORAGE_SIZE=%d", o->stack_storage);
+	snprintf(d_user, sizeof(d_user), "-DUSER_STACKS=%d", !o->kernel_only);
+	snprintf(d_kernel, sizeof(d_kernel), "-DKERNEL_STACKS=%d", !o->user_only);
+	cflags[n++] = d_stack;
+	cflags[n++] = d_user;
+	cflags[n++] = d_kernel;
+	cflags[n++] = "-DPYSTACKS_SIZE=65536";
+	cflags[n++] = "-DCOUNTS_SIZE=65536";
+	if (o->tasks)
+		cflags[n++] = "-DPYB_ASYNC=1";
+	if (!o->wall)
+		return session_compile(s, pyprofile_bpf_text, cflags, n);
+	snprintf(d_tid, sizeof(d_tid), "-DTHREAD_FILTER=%d", (int)o->cli.tid);
+	snprintf(d_gil, sizeof(d_gil), "-DGIL_SIZE=%d", PY_GIL_STRUCT_SIZE);
+	cflags[n++] = d_tid;
+	cflags[n++] = d_gil;
+	cflags[n++] = "-DMIN_US=0ULL";
+	cflags[n++] = "-DMAX_US=(1ULL << 40)";
+	cflags[n++] = "-DWAIT_REASONS=1";
+	cflags[n++] = "-DPYB_WALL=1";
+	return session_compile(s, pyoffcpu_bpf_text, cflags, n);
+}
+
+/* --wall: the off-CPU programs, system calls first (see pyoffcpu). */
+static int attach_offcpu(struct tool_session *s, const int fds[3])
+{
+	if (bpfmod_attach_raw_tracepoint(&s->bpf, fds[0], "sys_enter") < 0 ||
+	    bpfmod_attach_tracepoint(&s->bpf, fds[1], "sched", "sched_waking") < 0 ||
+	    bpfmod_attach_tracepoint(&s->bpf, fds[2], "sched", "sched_switch") < 0) {
+		fprintf(stderr, "pyprofile: %s\n", s->bpf.err);
+		return -1;
+	}
+	return 0;
+}
+
+static int load_offcpu(struct tool_session *s, int fds[3])
+{
+	fds[0] = bpfmod_load(&s->bpf, "raw_tracepoint__sys_enter", BPF_PROG_TYPE_RAW_TRACEPOINT);
+	fds[1] = bpfmod_load(&s->bpf, "tracepoint__sched__sched_waking", BPF_PROG_TYPE_TRACEPOINT);
+	fds[2] = bpfmod_load(&s->bpf, "tracepoint__sched__sched_switch", BPF_PROG_TYPE_TRACEPOINT);
+	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0) {
+		fprintf(stderr, "pyprofile: %s\n", s->bpf.err);
+		return -1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -141,30 +275,21 @@ int main(int argc, char **argv)
 	struct tool_session s = { .tool = "pyprofile" };
 	struct report rep;
 	struct async_tasks tasks;
-	char d_stack[48], d_user[24], d_kernel[24];
-	const char *cflags[8];
-	int nflags = 0, sample_fd, rc = 1;
+	struct wait_reasons why = { 0 };
+	struct top_view top;
+	char title[128];
+	int offcpu_fds[3] = { -1, -1, -1 }, sample_fd, rc = 1;
 
 	if (parse_args(argc, argv, &o, &s) < 0)
 		return 2;
 	if (o.cli.ebpf) {
-		fputs(pyprofile_bpf_text, stdout);
+		fputs(o.wall ? pyoffcpu_bpf_text : pyprofile_bpf_text, stdout);
 		return 0;
 	}
 	if (cli_prepare_targets(&o.cli, &s) < 0)
 		return 1;
-	snprintf(d_stack, sizeof(d_stack), "-DSTACK_STORAGE_SIZE=%d", o.stack_storage);
-	snprintf(d_user, sizeof(d_user), "-DUSER_STACKS=%d", !o.kernel_only);
-	snprintf(d_kernel, sizeof(d_kernel), "-DKERNEL_STACKS=%d", !o.user_only);
-	cflags[nflags++] = d_stack;
-	cflags[nflags++] = d_user;
-	cflags[nflags++] = d_kernel;
-	cflags[nflags++] = "-DPYSTACKS_SIZE=65536";
-	cflags[nflags++] = "-DCOUNTS_SIZE=65536";
-	if (o.tasks)
-		cflags[nflags++] = "-DPYB_ASYNC=1";
 	s.verbose = o.cli.verbose;
-	if (session_compile(&s, pyprofile_bpf_text, cflags, nflags) < 0)
+	if (compile(&o, &s) < 0)
 		return 1;
 	async_tasks_init(&tasks, o.tasks ? bpfmod_table_fd(&s.bpf, "task_ids") : -1);
 	if (o.tasks)
@@ -178,23 +303,44 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pyprofile: %s\n", s.bpf.err);
 		goto out;
 	}
+	if (o.wall && (load_offcpu(&s, offcpu_fds) < 0 || wait_reasons_start(&why, &s) < 0))
+		goto out;
 	session_install_signals();
 	if (session_start_discovery(&s) < 0)
 		goto out;
-	if (session_attach_sampling(&s, sample_fd, &o.freq) < 0)
+	if ((o.wall && attach_offcpu(&s, offcpu_fds) < 0) ||
+	    session_attach_sampling(&s, sample_fd, &o.freq) < 0)
 		goto out;
 	if (cli_open_output(&o.cli) < 0)
 		goto out;
 	/* the header goes to stdout unless stdout carries a non-text report */
-	if (o.cli.format == REPORT_TEXT || o.cli.output)
+	if ((o.cli.format == REPORT_TEXT || o.cli.output) && !o.top)
 		print_header(&o, &s);
 	s.filter = (struct stack_filter){ .user_stacks = !o.kernel_only,
 					  .kernel_stacks = !o.user_only,
 					  .only_tid = o.cli.tid,
 					  .only_kind = -1,
 					  .tasks = s.tasks };
+	if (o.wall) {
+		/* one unit, the microsecond, for samples and waits alike */
+		s.filter.include_runnable = true;
+		s.filter.leaf = wait_reasons_leaf;
+		s.filter.leaf_ctx = &why;
+		s.filter.sample_weight = (session_sample_period_ns(&s) + 500) / 1000;
+		s.filter.offcpu_marker = OFFCPU_MARKER;
+	}
 	if (session_start_command(&s) < 0) {
 		rc = session_end_command(&s); /* 127: not found, as shells say */
+		goto out;
+	}
+	if (o.top) {
+		top_title(&o, &s, title, sizeof(title));
+		top_view_start(&top, &s, o.wall ? 1e-6 : (double)session_sample_period_ns(&s) / 1e9,
+			       title);
+		session_run(&s, o.cli.duration);
+		top_view_stop(&top);
+		session_print_summary(&s, o.wall ? "samples and switches off CPU" : "samples");
+		rc = cli_exit_status(&o.cli, &s, 0);
 		goto out;
 	}
 	session_run(&s, o.cli.duration);
@@ -203,8 +349,11 @@ int main(int argc, char **argv)
 	report_init(&rep, o.delimiter);
 	rep.period_ns = session_sample_period_ns(&s);
 	session_collect(&s, &rep);
-	rc = report_write(&rep, o.cli.format, o.cli.out, "samples", "pyprofile") < 0;
-	session_print_summary(&s, "samples");
+	rc = report_write(&rep, o.cli.format, o.cli.out, o.wall ? "us" : "samples",
+			  o.wall ? "pyprofile --wall" : "pyprofile") < 0;
+	session_print_summary(&s, o.wall ? "samples and switches off CPU" : "samples");
+	if (o.wall)
+		print_wall_summary(&s, &rep);
 	if (o.cli.verbose)
 		session_print_bpf_stats(&s, sample_fd, "sampling", session_stat(&s, PYB_STAT_SAMPLES),
 					"Python sample");
@@ -215,5 +364,6 @@ out:
 		rc = 1;
 	session_close(&s);
 	async_tasks_free(&tasks);
+	wait_reasons_free(&why);
 	return rc;
 }

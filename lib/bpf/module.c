@@ -255,7 +255,7 @@ int bpfmod_attach_tracepoint(struct bpfmod *m, int progfd, const char *category,
 	if (finish_load(m, progfd) < 0)
 		return -1;
 	fd = bpf_attach_tracepoint(progfd, category, event);
-	if (fd < 0 || m->nattach >= 8) {
+	if (fd < 0 || m->nattach >= BPFMOD_MAX_ATTACH) {
 		snprintf(m->err, sizeof(m->err), "attaching to tracepoint %s:%s failed", category,
 			 event);
 		return -1;
@@ -271,7 +271,7 @@ int bpfmod_attach_raw_tracepoint(struct bpfmod *m, int progfd, const char *event
 	if (finish_load(m, progfd) < 0)
 		return -1;
 	fd = bpf_attach_raw_tracepoint(progfd, event);
-	if (fd < 0 || m->nattach >= 8) {
+	if (fd < 0 || m->nattach >= BPFMOD_MAX_ATTACH) {
 		snprintf(m->err, sizeof(m->err), "attaching to raw tracepoint %s failed", event);
 		return -1;
 	}

@@ -12,6 +12,7 @@
 #include "bpf/prog_load.h"
 
 #define BPFMOD_MAX_PROGS 16
+#define BPFMOD_MAX_ATTACH 16 /* tracepoints of one tool */
 
 /* Sized by the CPUs the machine has, at run time (no limit of our own). */
 struct bpfmod {
@@ -23,7 +24,7 @@ struct bpfmod {
 	int nprogs;
 	int *perf_fds; /* sampling: one per online CPU */
 	int nperf, cap_perf;
-	int attach_fds[8];
+	int attach_fds[BPFMOD_MAX_ATTACH];
 	int nattach;
 	void **readers; /* perf buffer readers: one per online CPU and buffer */
 	int nreaders, cap_readers;

@@ -19,6 +19,7 @@
 #include "sys/proc_tree.h"
 #include "sys/clock.h"
 #include "bpf_c/py_abi.h"
+#include "report/views.h"
 
 /*
  * Turns of the main loop cost CPU whatever the sampling rate (a wakeup and
@@ -304,6 +305,8 @@ int session_start_discovery(struct tool_session *s)
 	s->reg.verbose = s->verbose;
 	s->reg.tstates_fd = bpfmod_table_fd(&s->bpf, "tstates");
 	s->reg.named_fd = bpfmod_table_fd(&s->bpf, "named_codes");
+	s->reg.on_active = s->on_active;
+	s->reg.on_active_ctx = s->on_active_ctx;
 	if (s->launched)
 		return registry_follow(&s->reg, s->pids[0]);
 	if (s->npids) {
@@ -430,7 +433,8 @@ void session_run(struct tool_session *s, int duration)
 		struct pollfd exit_fds[SESSION_MAX_EXIT_FDS];
 		int nexit;
 		uint64_t now = monotonic_ns();
-		int turn_ms = s->on_tick ? FAST_TURN_MS : registry_turn_ms(&s->reg);
+		int turn_ms = s->on_tick ? (s->tick_ms ? s->tick_ms : FAST_TURN_MS)
+					 : registry_turn_ms(&s->reg);
 
 		if (!s->npids && turn_ms > SCAN_TURN_MS)
 			turn_ms = SCAN_TURN_MS;
@@ -438,10 +442,13 @@ void session_run(struct tool_session *s, int duration)
 		/* wake up at the end of the run, not a turn later */
 		if (end != UINT64_MAX && now < end && end - now < (uint64_t)turn_ms * 1000000ull)
 			turn_ms = (int)((end - now + 999999) / 1000000);
-		nexit = registry_exit_fds(&s->reg, exit_fds, SESSION_MAX_EXIT_FDS - 1);
+		nexit = registry_exit_fds(&s->reg, exit_fds, SESSION_MAX_EXIT_FDS - 2);
 		exit_fds[nexit] = (struct pollfd){ .fd = s->launched ? s->command.pidfd : -1,
 						   .events = POLLIN };
-		if (bpfmod_poll_events(&s->bpf, turn_ms, exit_fds, nexit + 1) > 0)
+		/* the tool's own descriptor (--top: the keyboard) ends a turn too */
+		exit_fds[nexit + 1] = (struct pollfd){ .fd = s->on_tick && s->wake_on_stdin ? 0 : -1,
+						       .events = POLLIN };
+		if (bpfmod_poll_events(&s->bpf, turn_ms, exit_fds, nexit + 2) > 0)
 			registry_note_exits(&s->reg, exit_fds, nexit);
 		if (command_exited(s, &exit_fds[nexit]))
 			break;
@@ -579,7 +586,11 @@ int session_collect(struct tool_session *s, struct report *rep)
 
 	rep->start_realtime_ns = s->start_realtime_ns;
 	rep->duration_ns = s->duration_ns;
-	return stack_collector_collect(&s->col, &s->reg, &maps, &s->filter, rep);
+	if (stack_collector_collect(&s->col, &s->reg, &maps, &s->filter, rep) < 0 ||
+	    (s->view_functions && report_view_functions(rep) < 0) ||
+	    (s->view_threads && report_view_threads(rep) < 0))
+		return -1;
+	return 0;
 }
 
 /*
@@ -728,6 +739,11 @@ void session_print_bpf_stats(struct tool_session *s, int prog_fd, const char *pr
 	if (!runs) {
 		fprintf(stderr, "%s: BPF run time not known: sysctl "
 				"kernel.bpf_stats_enabled=1 to measure it\n", s->tool);
+		return;
+	}
+	if (!event_noun) {
+		fprintf(stderr, "%s: BPF %s program: %llu runs, %.0f ns per run\n", s->tool,
+			prog_name, runs, (double)run_ns / (double)runs);
 		return;
 	}
 	fprintf(stderr,

@@ -39,6 +39,8 @@ struct tool_session {
 	/* names stacks as they come and turns counts into rows */
 	struct stack_collector col;
 	struct stack_filter filter; /* set by the tool before session_collect */
+	/* --function, --threads: the views session_collect applies */
+	bool view_functions, view_threads;
 	/* new-stack hints are named at once while running; some were lost:
 	 * a full drain is due */
 	bool running, hints_lost;
@@ -58,8 +60,14 @@ struct tool_session {
 	 * 20 ms then (otherwise about once a second unless something is pending) */
 	void (*on_tick)(struct tool_session *s, void *ctx);
 	void *tick_ctx;
+	int tick_ms; /* those turns' period instead of 20 ms; 0: 20 ms */
+	bool wake_on_stdin; /* with on_tick: input on stdin ends a turn at once
+			     * (--top: the keyboard) */
 	/* --async: the asyncio tasks samples ran in (NULL: not asked for) */
 	struct async_tasks *tasks;
+	/* called when a process becomes a target (the registry's on_active) */
+	void (*on_active)(void *ctx, struct py_target *t);
+	void *on_active_ctx;
 };
 
 /* -t TID: targets the thread's process. Returns 0, or -1 after printing why. */
@@ -124,7 +132,8 @@ uint64_t session_sample_period_ns(struct tool_session *s);
  * and detaches every BPF program (the maps stay). */
 void session_run(struct tool_session *s, int duration);
 
-/* The counts that pass s->filter as rows of rep (and the run's times). */
+/* The counts that pass s->filter as rows of rep (and the run's times), in
+ * the views asked for. */
 int session_collect(struct tool_session *s, struct report *rep);
 
 /* Reads a per-CPU counter summed over CPUs. */
@@ -135,7 +144,8 @@ void session_print_summary(struct tool_session *s, const char *unit);
 
 /*
  * -v: the kernel's own accounting of a program's run time (needs sysctl
- * kernel.bpf_stats_enabled=1), per run and per event of interest.
+ * kernel.bpf_stats_enabled=1), per run and per event of interest (none if
+ * event_noun is NULL).
  */
 void session_print_bpf_stats(struct tool_session *s, int prog_fd, const char *prog_name,
 			     uint64_t events, const char *event_noun);

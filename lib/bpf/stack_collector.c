@@ -367,11 +367,13 @@ static int read_stack(int fd, int32_t id, uint64_t *ips)
 	return n;
 }
 
+/* leaves: up to two markers that end the row, NULL for none */
 static int add_row(struct report *out, const struct pyb_count_key *k, struct frame_list *user,
-		   struct frame_list *kernel, const char *leaf_marker, uint64_t value)
+		   const char *user_marker, struct frame_list *kernel, const char *const leaves[2],
+		   uint64_t value)
 {
-	int n = 0, rc;
-	uint32_t *v = malloc((size_t)(user->n + kernel->n + 1) * sizeof(*v));
+	int n = 0, rc, nuser = user->n;
+	uint32_t *v = malloc((size_t)(user->n + kernel->n + 3) * sizeof(*v));
 	char comm[16];
 
 	if (!v)
@@ -379,10 +381,16 @@ static int add_row(struct report *out, const struct pyb_count_key *k, struct fra
 	/* root first: user frames from the outermost, then kernel frames */
 	for (int i = user->n - 1; i >= 0; i--)
 		v[n++] = user->v[i];
+	if (user_marker) {
+		long m = report_intern_marker(out, user_marker);
+
+		if (m >= 0)
+			v[n++] = (uint32_t)m, nuser++;
+	}
 	for (int i = kernel->n - 1; i >= 0; i--)
 		v[n++] = kernel->v[i];
-	if (leaf_marker) {
-		long m = report_intern_marker(out, leaf_marker);
+	for (int i = 0; i < 2; i++) {
+		long m = leaves[i] ? report_intern_marker(out, leaves[i]) : -1;
 
 		if (m >= 0)
 			v[n++] = (uint32_t)m;
@@ -392,20 +400,24 @@ static int add_row(struct report *out, const struct pyb_count_key *k, struct fra
 	/* BPF could not name another thread (pygil's holders): ask /proc */
 	if (!comm[0] && proc_comm((pid_t)k->pid, (pid_t)k->tid, comm, sizeof(comm)) < 0)
 		snprintf(comm, sizeof(comm), "?");
-	rc = report_add_row(out, (pid_t)k->pid, (pid_t)k->tid, comm, v, n, user->n, kernel->n,
+	rc = report_add_row(out, (pid_t)k->pid, (pid_t)k->tid, comm, v, n, nuser, kernel->n,
 			    value);
 	free(v);
 	return rc;
 }
 
-/* The frame that ends a row of this kind of count, if any. */
-static const char *leaf_marker(const struct pyb_count_key *k)
+/* The frames that end a row: why it waited (waiting for a CPU, or the
+ * tool's reason), then whether the wait was still going on at the end. */
+static void leaf_markers(const struct stack_filter *f, const struct pyb_count_key *k,
+			 const char *leaves[2])
 {
-	if (k->kind == PYB_KIND_RUNNABLE)
-		return RUNNABLE_MARKER;
-	if (!(k->flags & PYB_COUNT_OPEN))
-		return NULL;
-	return k->kind == PYB_KIND_GIL_WAIT ? STILL_WAITING_MARKER : STILL_BLOCKED_MARKER;
+	bool runnable = k->kind == PYB_KIND_RUNNABLE;
+
+	leaves[0] = runnable ? RUNNABLE_MARKER : f->leaf ? f->leaf(f->leaf_ctx, k) : NULL;
+	leaves[1] = NULL;
+	if (!runnable && (k->flags & PYB_COUNT_OPEN))
+		leaves[1] = k->kind == PYB_KIND_GIL_WAIT ? STILL_WAITING_MARKER
+							 : STILL_BLOCKED_MARKER;
 }
 
 int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
@@ -429,6 +441,7 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 		uint64_t value = 0;
 		struct py_target *t;
 		const struct async_task *task;
+		const char *leaves[2];
 		bool have_py, runnable;
 		uint32_t keep;
 		int n, cut_at = -1;
@@ -440,6 +453,8 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 			continue;
 		if (f->only_kind >= 0 && key.kind != (uint32_t)f->only_kind)
 			continue;
+		if (key.kind == PYB_KIND_SAMPLE && f->sample_weight)
+			value *= f->sample_weight;
 		runnable = key.kind == PYB_KIND_RUNNABLE;
 		if (runnable) {
 			out->runnable_total += value;
@@ -487,7 +502,10 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 			if (n < 0 && key.kernel_stack != -EFAULT)
 				c->missed_kernel += value;
 		}
-		add_row(out, &key, &user, &kernel, leaf_marker(&key), value);
+		leaf_markers(f, &key, leaves);
+		add_row(out, &key, &user,
+			key.kind == PYB_KIND_BLOCKED || runnable ? f->offcpu_marker : NULL, &kernel,
+			leaves, value);
 		if (!report_find_proc(out, (pid_t)key.pid))
 			report_set_proc(out, (pid_t)key.pid, t ? t->proc.comm : NULL,
 					t ? t->proc.version_str : NULL);

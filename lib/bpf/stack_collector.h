@@ -45,6 +45,13 @@ struct stack_filter {
 	/* --async: root each stack that ran in an asyncio task in the task's
 	 * await chain (see bpf/async_tasks.h); NULL: stacks as recorded */
 	const struct async_tasks *tasks;
+	/* a leaf frame for a count (pyoffcpu: why it waited); NULL: none */
+	const char *(*leaf)(void *ctx, const struct pyb_count_key *k);
+	void *leaf_ctx;
+	/* pyprofile --wall: samples weigh this many microseconds each, and
+	 * off-CPU counts get offcpu_marker after their user frames */
+	uint64_t sample_weight; /* 0: 1 */
+	const char *offcpu_marker;
 };
 
 /* BPF maps the collector reads. */

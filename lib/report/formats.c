@@ -44,6 +44,7 @@ int report_write(const struct report *rep, enum report_format fmt, FILE *out,
 	case REPORT_SVG:
 		snprintf(title, sizeof(title), "%s: %s", tool,
 			 strcmp(unit, "samples") == 0 ? "CPU Flame Graph"
+			 : strstr(tool, "--wall")     ? "Wall-Clock Time Flame Graph"
 						      : "Off-CPU Time Flame Graph");
 		return report_write_svg(rep, out, title, unit);
 	case REPORT_SPEEDSCOPE:

@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "report/top.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HEADER_LINES 5
+
+void top_init(struct top *t, double seconds_per_unit)
+{
+	memset(t, 0, sizeof(*t));
+	t->seconds_per_unit = seconds_per_unit;
+	t->since_start = true;
+}
+
+void top_free(struct top *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->v[i].label);
+	free(t->v);
+	free(t->slots);
+	free(t->pids);
+	free(t->tids);
+	memset(t, 0, sizeof(*t));
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* What a function is called in the table; NULL for frames that are not
+ * functions of the process (kernel, markers). */
+static bool function_label(const struct report_frame *f, char *buf, size_t len)
+{
+	if (f->kind == REPORT_FRAME_PYTHON && f->file) {
+		if (f->first_line > 0)
+			snprintf(buf, len, "%s (%s:%d)", report_frame_name(f), base_name(f->file),
+				 f->first_line);
+		else
+			snprintf(buf, len, "%s (%s)", report_frame_name(f), base_name(f->file));
+		return true;
+	}
+	if (f->kind == REPORT_FRAME_PYTHON || f->kind == REPORT_FRAME_NATIVE) {
+		snprintf(buf, len, "%s", report_frame_name(f));
+		return true;
+	}
+	return false;
+}
+
+static uint64_t hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ULL;
+	return h;
+}
+
+static void slot_place(struct top *t, size_t i)
+{
+	size_t j = hash(t->v[i].label) & (t->nslots - 1);
+
+	while (t->slots[j])
+		j = (j + 1) & (t->nslots - 1);
+	t->slots[j] = i + 1;
+}
+
+static int slots_grow(struct top *t)
+{
+	size_t n = t->nslots ? t->nslots * 2 : 256;
+	size_t *v = calloc(n, sizeof(*v));
+
+	if (!v)
+		return -1;
+	free(t->slots);
+	t->slots = v;
+	t->nslots = n;
+	for (size_t i = 0; i < t->n; i++)
+		slot_place(t, i);
+	return 0;
+}
+
+static long find_or_add(struct top *t, const char *label)
+{
+	if ((t->n + 1) * 2 > t->nslots && slots_grow(t) < 0)
+		return -1;
+	for (size_t j = hash(label) & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1))
+		if (strcmp(t->v[t->slots[j] - 1].label, label) == 0)
+			return (long)t->slots[j] - 1;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		struct top_function *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		t->v = v;
+		t->cap = cap;
+	}
+	memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
+	t->v[t->n].label = strdup(label);
+	if (!t->v[t->n].label)
+		return -1;
+	slot_place(t, t->n);
+	return (long)t->n++;
+}
+
+static int add_id(pid_t **v, size_t *n, pid_t id)
+{
+	pid_t *grown;
+
+	for (size_t i = 0; i < *n; i++)
+		if ((*v)[i] == id)
+			return 0;
+	grown = realloc(*v, (*n + 1) * sizeof(**v));
+	if (!grown)
+		return -1;
+	*v = grown;
+	(*v)[(*n)++] = id;
+	return 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The processes, and the threads of the process shown, in rep. */
+static int note_ids(struct top *t, const struct report *rep)
+{
+	t->npids = t->ntids = 0;
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct report_row *r = &rep->rows[i];
+
+		if (add_id(&t->pids, &t->npids, r->pid) < 0 ||
+		    ((!t->only_pid || r->pid == t->only_pid) &&
+		     add_id(&t->tids, &t->ntids, r->tid) < 0))
+			return -1;
+	}
+	if (t->npids)
+		qsort(t->pids, t->npids, sizeof(*t->pids), by_id);
+	if (t->ntids)
+		qsort(t->tids, t->ntids, sizeof(*t->tids), by_id);
+	return 0;
+}
+
+/* Counts rep's rows (under the filters) into own and total. */
+static int count(struct top *t, const struct report *rep)
+{
+	long *fn = malloc((rep->nframes ? rep->nframes : 1) * sizeof(*fn));
+	size_t *stamp;
+	char label[512];
+
+	if (!fn)
+		return -1;
+	/* each frame's function once, then rows are index look-ups */
+	for (size_t i = 0; i < rep->nframes; i++) {
+		fn[i] = -1;
+		if (function_label(&rep->frames[i], label, sizeof(label)) &&
+		    (fn[i] = find_or_add(t, label)) < 0) {
+			free(fn);
+			return -1;
+		}
+	}
+	stamp = calloc(t->n ? t->n : 1, sizeof(*stamp)); /* row + 1 that counted it */
+	if (!stamp) {
+		free(fn);
+		return -1;
+	}
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct report_row *r = &rep->rows[i];
+		bool own = true;
+
+		if ((t->only_pid && r->pid != t->only_pid) || (t->only_tid && r->tid != t->only_tid))
+			continue;
+		t->all += r->value;
+		for (int k = r->nframes - 1; k >= 0; k--) {
+			long f = fn[r->frames[k]];
+
+			if (f < 0)
+				continue;
+			if (own)
+				t->v[f].own += r->value;
+			own = false;
+			if (stamp[f] != i + 1) { /* recursion counts once */
+				stamp[f] = i + 1;
+				t->v[f].total += r->value;
+			}
+		}
+	}
+	free(stamp);
+	free(fn);
+	return 0;
+}
+
+int top_update(struct top *t, const struct report *rep)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		t->v[i].own_prev = t->v[i].own;
+		t->v[i].total_prev = t->v[i].total;
+		t->v[i].own = t->v[i].total = 0;
+	}
+	t->all_prev = t->all;
+	t->all = 0;
+	if (count(t, rep) < 0 || note_ids(t, rep) < 0)
+		return -1;
+	if (t->since_start && t->all_prev) /* a second update under the same filter */
+		t->since_start = false;
+	return 0;
+}
+
+/* The id after cur in ids (0, all, after the last). */
+static pid_t next_id(const pid_t *ids, size_t n, pid_t cur)
+{
+	if (!cur)
+		return n ? ids[0] : 0;
+	for (size_t i = 0; i + 1 < n; i++)
+		if (ids[i] == cur)
+			return ids[i + 1];
+	return 0;
+}
+
+bool top_key(struct top *t, int key, const struct report *rep)
+{
+	switch (key) {
+	case '1':
+	case '2':
+	case '3':
+	case '4':
+		t->sort = (enum top_sort)(key - '1');
+		return true;
+	case 'p':
+		t->only_pid = next_id(t->pids, t->npids, t->only_pid);
+		t->only_tid = 0;
+		break;
+	case 't':
+		t->only_tid = next_id(t->tids, t->ntids, t->only_tid);
+		break;
+	case 'a':
+		t->only_pid = t->only_tid = 0;
+		break;
+	default:
+		return false;
+	}
+	/* counted again under the new filter, from the start */
+	for (size_t i = 0; i < t->n; i++)
+		t->v[i].own = t->v[i].total = 0;
+	t->all = 0;
+	t->since_start = true;
+	if (rep && (count(t, rep) < 0 || note_ids(t, rep) < 0))
+		return true;
+	for (size_t i = 0; i < t->n; i++)
+		t->v[i].own_prev = t->v[i].total_prev = 0;
+	t->all_prev = 0;
+	return true;
+}
+
+static uint64_t sort_value(const struct top *t, const struct top_function *f)
+{
+	switch (t->sort) {
+	case TOP_OWN_SHARE:
+		return f->own - f->own_prev;
+	case TOP_TOTAL_SHARE:
+		return f->total - f->total_prev;
+	case TOP_OWN_TIME:
+		return f->own;
+	case TOP_TOTAL_TIME:
+		return f->total;
+	}
+	return 0;
+}
+
+static int by_sort(const void *a, const void *b, void *ctx)
+{
+	const struct top *t = ctx;
+	const struct top_function *x = &t->v[*(const size_t *)a], *y = &t->v[*(const size_t *)b];
+	uint64_t vx = sort_value(t, x), vy = sort_value(t, y);
+
+	if (vx != vy)
+		return vx < vy ? 1 : -1;
+	/* ties: the other measure, then the name */
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return strcmp(x->label, y->label);
+}
+
+static void line(FILE *out, int width, const char *eol, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void line(FILE *out, int width, const char *eol, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	/* width in characters (UTF-8: a byte that starts one), cut between two */
+	for (int i = 0, chars = 0; width > 0 && buf[i]; i++) {
+		if (((unsigned char)buf[i] & 0xc0) != 0x80 && ++chars > width) {
+			buf[i] = '\0';
+			break;
+		}
+	}
+	fprintf(out, "%s%s\n", buf, eol);
+}
+
+static const char *sort_name(enum top_sort s)
+{
+	static const char *const names[] = { "%Own", "%Total", "OwnTime", "TotalTime" };
+
+	return names[s];
+}
+
+static void id_name(char *buf, size_t len, pid_t id)
+{
+	if (id)
+		snprintf(buf, len, "%d", (int)id);
+	else
+		snprintf(buf, len, "all");
+}
+
+void top_render(const struct top *t, FILE *out, int width, int height, const char *title,
+		const char *eol)
+{
+	size_t *order = malloc((t->n ? t->n : 1) * sizeof(*order)), shown = 0;
+	uint64_t all = t->all - t->all_prev;
+	char pid[16], tid[16];
+
+	id_name(pid, sizeof(pid), t->only_pid);
+	id_name(tid, sizeof(tid), t->only_tid);
+	line(out, width, eol, "%s", title);
+	line(out, width, eol, "Process %s, thread %s; sorted by %s. Keys: 1-4 sort, p/t/a filter, q quit",
+	     pid, tid, sort_name(t->sort));
+	line(out, width, eol, "%.2f s sampled %s, %.2f s in all",
+	     (double)all * t->seconds_per_unit, t->since_start ? "since the start" : "since the last refresh",
+	     (double)t->all * t->seconds_per_unit);
+	line(out, width, eol, "%s", "");
+	line(out, width, eol, " %%Own %%Total  OwnTime TotalTime  Function");
+	if (!order)
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].total)
+			order[shown++] = i;
+	if (shown)
+		qsort_r(order, shown, sizeof(*order), by_sort, (void *)t);
+	for (size_t i = 0; i < shown && (height <= 0 || (int)i < height - HEADER_LINES); i++) {
+		const struct top_function *f = &t->v[order[i]];
+
+		line(out, width, eol, "%5.1f %6.1f %7.2fs %8.2fs  %s",
+		     all ? 100.0 * (double)(f->own - f->own_prev) / (double)all : 0.0,
+		     all ? 100.0 * (double)(f->total - f->total_prev) / (double)all : 0.0,
+		     (double)f->own * t->seconds_per_unit, (double)f->total * t->seconds_per_unit,
+		     f->label);
+	}
+	free(order);
+}

@@ -1,0 +1,168 @@
+"""pyprofile --top through a real terminal (tmux, 80x24): the first screen
+with data names the same top functions, with the same own shares, as a
+folded run of the same process; keys change the sort and the filters and
+quit; plain text when stdout is not a terminal."""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import tool_path, WORKLOADS
+import interpreters
+from profiling import parse_folded, frame_name, read_json
+
+FUNCS = {"burn_main", "burn_side", "burn_ünïcode"}
+NUMBERS = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+[\d.]+s\s+[\d.]+s  \S")
+ROW = re.compile(r"^\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)s\s+([\d.]+)s  (\S+) \(")
+
+
+@pytest.fixture(scope="session")
+def pyprofile():
+    path = tool_path("pyprofile")
+    if not os.access(path, os.X_OK):
+        pytest.fail("%s not built" % path)
+    return path
+
+
+@pytest.fixture
+def workload(tmp_path):
+    state = os.path.join(str(tmp_path), "state.json")
+    proc = subprocess.Popen([interpreters.HOST_PYTHON, os.path.join(WORKLOADS, "cpu_shares.py"),
+                             state], stdout=subprocess.DEVNULL)
+    try:
+        read_json(state, key="ready")
+        yield proc.pid
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+class Tmux:
+    """A tmux server of our own (its own socket), one 80x24 window."""
+
+    def __init__(self, command):
+        if not shutil.which("tmux"):
+            pytest.skip("tmux not installed")
+        self.socket = "pybpf-top-%d" % os.getpid()
+        self.tmux("new-session", "-d", "-s", "top", "-x", "80", "-y", "24", command)
+
+    def tmux(self, *args):
+        return subprocess.run(["tmux", "-L", self.socket] + list(args), check=True,
+                              stdout=subprocess.PIPE, universal_newlines=True,
+                              env=dict(os.environ, TERM="xterm-256color")).stdout
+
+    def screen(self):
+        return self.tmux("capture-pane", "-p", "-t", "top").splitlines()
+
+    def keys(self, *keys):
+        self.tmux("send-keys", "-t", "top", *keys)
+
+    def wait_for(self, test, timeout=120, what="screen"):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            lines = self.screen()
+            if test(lines):
+                return lines
+            time.sleep(0.2)
+        raise AssertionError("no %s within %ss:\n%s" % (what, timeout, "\n".join(self.screen())))
+
+    def close(self):
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], stderr=subprocess.DEVNULL)
+
+
+def table(lines):
+    """{function: (own %, total %, own s, total s)} of a screen."""
+    rows = {}
+    for line in lines:
+        m = ROW.match(line)
+        if m:
+            rows[m.group(5)] = tuple(float(m.group(i)) for i in range(1, 5))
+    return rows
+
+
+def sampled_in_all(lines):
+    m = [re.search(r", ([\d.]+) s in all", line) for line in lines[:3]]
+    return max([float(x.group(1)) for x in m if x] or [0.0])
+
+
+def own_shares_folded(text):
+    own = {}
+    for frames, _, n in parse_folded(text):
+        py = [f for f in frames if " (" in f and not f.endswith("_[k]")]
+        if py:
+            own[frame_name(py[-1])] = own.get(frame_name(py[-1]), 0) + n
+    total = sum(own.values())
+    return {f: n / total for f, n in own.items()}
+
+
+def top_three(shares):
+    return set(sorted(shares, key=lambda f: -shares[f])[:3])
+
+
+def test_top_screen_against_a_folded_run(pyprofile, workload, tmp_path):
+    exit_file = os.path.join(str(tmp_path), "exit")
+    term = Tmux("%s --top -F 199 -p %d 120 2>%s/err; echo EXIT=$? > %s; sleep 60" % (
+        pyprofile, workload, tmp_path, exit_file))
+    try:
+        first = term.wait_for(lambda l: table(l) and sampled_in_all(l) > 0, what="first table")
+        assert first[0].startswith("pyprofile --top: PID %d, 199 Hz" % workload), first
+        assert FUNCS & set(table(first)), first
+        # 80 columns: no line wrapped onto the next (each row starts with numbers)
+        assert all(NUMBERS.match(line) for line in first[5:] if line.strip()), first
+        # the same process, folded, while the screen keeps counting
+        folded = subprocess.run([pyprofile, "-F", "199", "-f", "-U", "-p", str(workload), "3"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=180,
+                                universal_newlines=True)
+        assert folded.returncode == 0, folded.stderr
+        want = own_shares_folded(folded.stdout)
+        term.keys("3")  # by own time, since the start: steadier than one second
+        screen = term.wait_for(lambda l: "sorted by OwnTime" in l[1] and sampled_in_all(l) >= 2,
+                               what="sorted screen")
+        got = table(screen)
+        total = sampled_in_all(screen)
+        shares = {f: v[2] / total for f, v in got.items()}
+        assert top_three(shares) == top_three(want) == FUNCS, (screen, want)
+        for f in FUNCS:
+            assert abs(shares[f] - want[f]) <= 0.10, (f, shares, want, "\n".join(screen))
+        # filters: this process, then all again
+        term.keys("p")
+        term.wait_for(lambda l: l[1].startswith("Process %d, thread all" % workload),
+                      what="process filter")
+        term.keys("t")
+        term.wait_for(lambda l: l[1].startswith("Process %d, thread %d" % (workload, workload)),
+                      what="thread filter")
+        term.keys("a")
+        term.wait_for(lambda l: l[1].startswith("Process all, thread all"), what="no filter")
+        term.keys("q")
+        deadline = time.monotonic() + 30
+        while not os.path.exists(exit_file) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        with open(exit_file) as fp:
+            assert fp.read().strip() == "EXIT=0"
+        # the screen is given back: the table is gone
+        assert not table(term.screen())
+    finally:
+        term.close()
+
+
+def test_top_plain_text_when_not_a_terminal(pyprofile, workload):
+    r = subprocess.run([pyprofile, "--top", "-F", "199", "-p", str(workload), "4"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=180,
+                       universal_newlines=True, env=dict(os.environ, COLUMNS="80"))
+    assert r.returncode == 0, r.stderr
+    assert "\x1b" not in r.stdout
+    tables = r.stdout.split("pyprofile --top: ")[1:]
+    assert len(tables) >= 2, r.stdout
+    assert all(len(line) <= 80 for line in r.stdout.splitlines())
+    assert FUNCS & set(table(tables[-1].splitlines())), tables[-1]
+
+
+def test_top_refuses_report_options(pyprofile):
+    for args in (["-f"], ["-o", "/dev/null"], ["--format", "svg"], ["-K"]):
+        r = subprocess.run([pyprofile, "--top"] + args, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True)
+        assert r.returncode == 2 and "--top shows a table" in r.stderr, (args, r.stderr)

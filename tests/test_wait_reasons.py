@@ -1,0 +1,118 @@
+"""Why threads waited (pyoffcpu): each off-CPU interval of a workload that
+sleeps, waits on a lock, a socket, a pipe and in select, reads a file with
+O_DIRECT, faults pages of a mapped file in, competes for a CPU and for the
+GIL carries the right reason as its leaf frame, and each function's
+off-CPU time matches the time it measured itself (wall - CPU time)."""
+import os
+import shutil
+import tempfile
+
+import pytest
+
+from conftest import tool_path, WORKLOADS
+from profiling import start_tool, finish, parse_folded, frame_name, read_json
+from test_pyprofile import host_interp
+
+WORKLOAD = os.path.join(WORKLOADS, "wait_reasons.py")
+RUNNABLE = "[runnable: waiting for a CPU]"
+# function: the reason its blocked time must have
+EXPECTED = {
+    "nap_in_sleep": "[sleep]",
+    "wait_on_lock": "[lock or condition wait]",
+    "wait_on_socket": "[socket I/O]",
+    "wait_on_pipe": "[pipe I/O]",
+    "wait_in_poll": "[poll/select/epoll]",
+    "read_cold_file": "[disk I/O]",
+    "fault_pages_in": "[page fault]",
+    "spin_for_gil": "[GIL wait]",
+}
+TOLERANCE = 0.10  # relative, off-CPU time per function
+MIN_SHARE = 0.90  # of a function's blocked time that has its reason
+
+
+@pytest.fixture(scope="session")
+def pyoffcpu():
+    path = tool_path("pyoffcpu")
+    if not os.access(path, os.X_OK):
+        pytest.fail("%s not built" % path)
+    return path
+
+
+def run_workload(interp, pyoffcpu, tmp_path, args):
+    """Runs wait_reasons.py under pyoffcpu ARGS -o OUT -p PID, the tool
+    started before the measured part, ended by the workload's exit.
+    Returns (report text, stderr, the workload's truth)."""
+    script = interp.place(WORKLOAD)
+    scratch = interp.scratch(tempfile.mkdtemp(dir=str(tmp_path)))
+    out = os.path.join(str(tmp_path), "report")
+    proc = interp.spawn([script, scratch.proc])
+    try:
+        read_json(scratch.host_path("state.json"), key="ready", timeout=60)
+        tool = start_tool(pyoffcpu, list(args) + ["-o", out, "-p", str(proc.pid)])
+        with open(scratch.host_path("go"), "w"):
+            pass
+        rc, _, err = finish(tool, timeout=300)
+        assert rc == 0, err
+        truth = read_json(scratch.host_path("truth.json"), timeout=30)
+    finally:
+        proc.kill()
+        scratch.cleanup()
+    with open(out, encoding="utf-8") as fp:
+        return fp.read(), err, truth
+
+
+def by_function_and_reason(rows):
+    """{innermost Python function: {leaf frame: us}}"""
+    per = {}
+    for frames, _, us in rows:
+        python = [f for f in frames if f.endswith(")") and " (" in f
+                  and not f.endswith("_[k]")]
+        if python:
+            reasons = per.setdefault(frame_name(python[-1]), {})
+            reasons[frames[-1]] = reasons.get(frames[-1], 0) + us
+    return per
+
+
+def test_reasons_match_what_each_function_waited_for(interp, pyoffcpu, tmp_path):
+    text, err, truth = run_workload(interp, pyoffcpu, tmp_path, ["-R", "-f"])
+    per = by_function_and_reason(parse_folded(text))
+    truth["spin_for_gil"] = {k: truth["gil_a"][k] + truth["gil_b"][k] for k in ("wall", "cpu")}
+    for func, reason in EXPECTED.items():
+        got = per.get(func, {})
+        off_cpu = sum(got.values())
+        blocked = off_cpu - got.get(RUNNABLE, 0)
+        want = (truth[func]["wall"] - truth[func]["cpu"]) * 1e6
+        assert abs(off_cpu - want) <= TOLERANCE * want, (func, got, want, err, per)
+        assert got.get(reason, 0) >= MIN_SHARE * blocked, (func, got, err)
+    # the GIL is waited for (not only the CPU), whatever the load
+    assert per["spin_for_gil"]["[GIL wait]"] >= 0.05 * truth["spin_for_gil"]["wall"] * 1e6
+    # competing for one CPU: runnable, not blocked
+    got = per.get("busy_on_cpu0", {})
+    want = (truth["busy_on_cpu0"]["wall"] - truth["busy_on_cpu0"]["cpu"]) * 1e6
+    assert abs(got.get(RUNNABLE, 0) - want) <= TOLERANCE * want, (got, want)
+
+
+def test_per_thread_breakdown_in_text_output(pyoffcpu, tmp_path):
+    """The text report ends with each thread's off-CPU time by reason: the
+    main thread has the reasons of its functions, the GIL spinners the
+    GIL, and the shares add up to the thread's total."""
+    text, err, truth = run_workload(host_interp(), pyoffcpu, tmp_path, ["-R"])
+    _, _, table = text.partition("Off-CPU time by thread and reason (us, runnable time included):\n")
+    assert table, text[-2000:]
+    threads = {}
+    for line in table.splitlines():
+        if line.startswith("  TID "):
+            head = line.split()
+            current = threads.setdefault(int(head[1]), {"total": int(head[-2]), "reasons": {}})
+        elif line.startswith("    "):
+            us, share, reason = line.split(None, 2)
+            current["reasons"][reason] = (int(us), float(share.rstrip("%")))
+    main = max(threads.values(), key=lambda t: len(t["reasons"]))
+    for reason in ("sleep", "lock or condition wait", "socket I/O", "pipe I/O",
+                   "poll/select/epoll", "disk I/O", "page fault", RUNNABLE[1:-1]):
+        assert reason in main["reasons"], (reason, main)
+    for t in threads.values():
+        assert sum(us for us, _ in t["reasons"].values()) == t["total"], t
+        assert abs(sum(s for _, s in t["reasons"].values()) - 100) < 0.5 or t["total"] == 0
+    spinners = [t for t in threads.values() if "GIL wait" in t["reasons"]]
+    assert len(spinners) >= 2, threads
