@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "periodic.h"
 #include "report/formats.h"
 #include "bpf/session.h"
 
@@ -21,7 +22,8 @@ extern const char pyprofile_bpf_text[];
 static const char usage_text[] =
 	"Usage: pyprofile [-h] [-p PID[,PID...] | -t TID] [-F HZ] [-f] [-d] [-U | -K]\n"
 	"                 [-o FILE] [--format text|folded|svg|speedscope|pprof]\n"
-	"                 [--stack-storage-size N] [--async] [-v] [--version] [duration]\n"
+	"                 [--stack-storage-size N] [--async] [--interval N] [-v]\n"
+	"                 [--version] [duration]\n"
 	"\n"
 	"Profile CPU usage of Python processes by sampling Python, native and kernel\n"
 	"stacks. Without -p: every Python process on the machine, including ones that\n"
@@ -41,6 +43,8 @@ static const char usage_text[] =
 	"      --stack-storage-size N  room for distinct native/kernel stacks (16384)\n"
 	"      --async          root each sample that ran in an asyncio task in the task's\n"
 	"                       await chain: <task NAME> frames, the awaiting tasks first\n"
+	"      --interval N     a report every N seconds, each in its own file: -o is\n"
+	"                       a strftime pattern of the interval's start\n"
 	"  -v, --verbose        say how each process was recognised\n"
 	"      --version        print the version\n"
 	"  -h, --help           show this help\n"
@@ -52,13 +56,16 @@ static const char usage_text[] =
 	"    ./pyprofile -F 99 -f 10 > out.folded   # folded stacks for flamegraph.pl\n"
 	"    ./pyprofile -p 185 -o cpu.svg --format svg 10   # write a flame graph\n"
 	"    ./pyprofile -U -p 185        # Python and native frames, no kernel frames\n"
-	"    ./pyprofile --async -p 185 -f 10 > tasks.folded   # CPU by asyncio task\n";
+	"    ./pyprofile --async -p 185 -f 10 > tasks.folded   # CPU by asyncio task\n"
+	"    ./pyprofile --format pprof --interval 60 -o 'cpu-%Y%m%dT%H%M%S.pb.gz'\n"
+	"                                 # a pprof file a minute, for continuous use\n";
 
-enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_ASYNC };
+enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_ASYNC, OPT_INTERVAL };
 
 struct options {
 	struct cli cli;
 	int freq, stack_storage;
+	int interval; /* --interval: seconds per report; 0: one report */
 	bool user_only, kernel_only, delimiter, tasks;
 };
 
@@ -94,6 +101,12 @@ static int own_option(int opt, const char *arg, void *ctx)
 	case OPT_ASYNC:
 		o->tasks = true;
 		return 0;
+	case OPT_INTERVAL:
+		if (cli_parse_small_int(arg, 1, 1 << 24, &o->interval) < 0) {
+			fprintf(stderr, "pyprofile: invalid interval: %s\n", arg);
+			return -1;
+		}
+		return 0;
 	default:
 		return 1;
 	}
@@ -109,6 +122,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 		{ "kernel-stacks-only", no_argument, NULL, 'K' },
 		{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
 		{ "async", no_argument, NULL, OPT_ASYNC },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -118,6 +132,8 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 		fprintf(stderr, "pyprofile: -U and -K are mutually exclusive\n");
 		return -1;
 	}
+	if (o->interval && periodic_check_pattern("pyprofile", o->cli.output) < 0)
+		return -1;
 	return 0;
 }
 
@@ -141,6 +157,7 @@ int main(int argc, char **argv)
 	struct tool_session s = { .tool = "pyprofile" };
 	struct report rep;
 	struct async_tasks tasks;
+	struct periodic_output periodic;
 	char d_stack[48], d_user[24], d_kernel[24];
 	const char *cflags[8];
 	int nflags = 0, sample_fd, rc = 1;
@@ -183,7 +200,8 @@ int main(int argc, char **argv)
 		goto out;
 	if (session_attach_sampling(&s, sample_fd, &o.freq) < 0)
 		goto out;
-	if (cli_open_output(&o.cli) < 0)
+	/* --interval: -o names the files of the intervals, not one file */
+	if (!o.interval && cli_open_output(&o.cli) < 0)
 		goto out;
 	/* the header goes to stdout unless stdout carries a non-text report */
 	if (o.cli.format == REPORT_TEXT || o.cli.output)
@@ -193,11 +211,26 @@ int main(int argc, char **argv)
 					  .only_tid = o.cli.tid,
 					  .only_kind = -1,
 					  .tasks = s.tasks };
+	periodic = (struct periodic_output){ .tool = "pyprofile", .unit = "samples",
+					     .pattern = o.cli.output, .format = o.cli.format,
+					     .delimiter = o.delimiter,
+					     .period_ns = session_sample_period_ns(&s) };
+	if (o.interval)
+		periodic_start(&s, &periodic, o.interval);
 	if (session_start_command(&s) < 0) {
 		rc = session_end_command(&s); /* 127: not found, as shells say */
 		goto out;
 	}
 	session_run(&s, o.cli.duration);
+	if (o.interval) {
+		/* the last interval, cut short by the end of the run */
+		rc = periodic_write(&s, &periodic) < 0 || periodic.failed;
+		session_print_summary(&s, "samples");
+		fprintf(stderr, "pyprofile: %u report%s written (%s)\n", periodic.written,
+			periodic.written == 1 ? "" : "s", o.cli.output);
+		rc = cli_exit_status(&o.cli, &s, rc);
+		goto out;
+	}
 	if (o.cli.format == REPORT_TEXT && !o.cli.output)
 		printf("\n");
 	report_init(&rep, o.delimiter);

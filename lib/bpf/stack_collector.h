@@ -34,6 +34,12 @@ struct stack_collector {
 	/* --async: value rooted in a named task, and value in coroutines that
 	 * were not matched to a task (left as they were) */
 	uint64_t task_value, untasked_value;
+	/* periodic output: the Python stacks and stack ids the counts of the
+	 * last collect used; the others may be pruned (stack_collector_prune) */
+	uint64_t *keep_py;
+	size_t nkeep_py, cap_keep_py;
+	uint32_t *keep_ids;
+	size_t nkeep_ids, cap_keep_ids;
 };
 
 /* Which counts become rows, and with which frames. */
@@ -45,6 +51,7 @@ struct stack_filter {
 	/* --async: root each stack that ran in an asyncio task in the task's
 	 * await chain (see bpf/async_tasks.h); NULL: stacks as recorded */
 	const struct async_tasks *tasks;
+	bool consume;          /* periodic output: delete the counts read */
 };
 
 /* BPF maps the collector reads. */
@@ -74,6 +81,17 @@ void stack_collector_name_stack(struct stack_collector *c, struct py_registry *r
 int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 			    const struct stack_maps *maps, const struct stack_filter *f,
 			    struct report *out);
+
+/*
+ * Periodic output, after a consuming collect: when the Python stack map or
+ * the stack-trace map is more than half full (pystacks_max, stacks_max
+ * entries), deletes the stacks the last collect's counts did not use, so
+ * a run of days does not fill them. (A stack stored after that collect
+ * and pruned before its count is read shows as "[lost Python stack]";
+ * pruning only maps that fill keeps that rare.) Returns entries deleted.
+ */
+size_t stack_collector_prune(struct stack_collector *c, const struct stack_maps *maps,
+			     uint32_t pystacks_max, uint32_t stacks_max);
 
 /*
  * Names one recorded Python stack leaf first, frames joined by sep, into

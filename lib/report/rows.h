@@ -69,6 +69,7 @@ struct report_proc {
 	pid_t pid;
 	char comm[16];           /* the process's (main thread's) name */
 	char python_version[24]; /* "3.11.2"; "" unknown */
+	char *interp_path;       /* the interpreter's file (executable or libpython); NULL unknown */
 };
 
 struct report {
@@ -108,6 +109,8 @@ int report_add_row(struct report *rep, pid_t pid, pid_t tid, const char *comm,
 /* Records what is known of process pid (the last call wins). 0 or -1. */
 int report_set_proc(struct report *rep, pid_t pid, const char *comm, const char *python_version);
 const struct report_proc *report_find_proc(const struct report *rep, pid_t pid);
+/* Records the interpreter file of process pid (after report_set_proc). */
+int report_set_proc_interp(struct report *rep, pid_t pid, const char *path);
 
 /* Same process, thread, thread name and frames: one row. Leaves rows
  * sorted by pid (writers with one part per process rely on it). */
