@@ -284,6 +284,31 @@ def test_pprof_names_as_written_and_labels(pyprofile, angles, tmp_path):
     assert py and all(re.match(r"\s*\d+: 0x0 ", l) for l in py), py[:5]
 
 
+def test_pprof_names_and_labels_on_every_interpreter(interp, pyprofile, tmp_path):
+    """<module>, <lambda> and the generator expression in it (qualified
+    names from 3.11 on, plain co_name before) come out of go tool pprof as
+    the interpreter names them, and python_version is the interpreter's."""
+    src = tmp_path / "angles.py"
+    src.write_text(ANGLES)
+    proc = interp.spawn([interp.place(str(src))], stdout=subprocess.PIPE)
+    try:
+        assert proc.popen.stdout.readline() == b"ready\n"
+        out = tmp_path / "cpu.pb.gz"
+        profile(pyprofile, proc.pid, out, "pprof", seconds=2, extra=["-U"])
+    finally:
+        proc.kill()
+    top = go_pprof(["-top", "-nodecount=500", str(out)], tmp_path)
+    names = {l.split()[-1] for l in top.splitlines() if re.match(r"\s*[\d.]+\w*\s+[\d.]+%", l)}
+    qualified = interp.version >= (3, 11)
+    want = {"<module>", "<lambda>",
+            "<lambda>.<locals>.<genexpr>" if qualified else "<genexpr>"}
+    assert want <= names, (sorted(names), top)
+    traces = go_pprof(["-traces", str(out)], tmp_path)
+    ver = "%d.%d.%d" % interp.version
+    assert re.search(r"^\s*python_version:\s+%s$" % re.escape(ver), traces, re.M), traces[:1000]
+    assert re.search(r"^\s*pid:\s+%d$" % proc.pid, traces, re.M), traces[:1000]
+
+
 def build_id(path):
     """The GNU build-id of an ELF file, from readelf."""
     r = subprocess.run(["readelf", "-n", path], stdout=subprocess.PIPE,
