@@ -14,6 +14,11 @@
  *                   its value
  *   report.procs    what is known of each process (comm, Python version)
  *
+ * What a sample is labelled with for back ends (pprof's pid, thread,
+ * thread_name, comm, python_version) comes from the row (pid, tid, comm)
+ * and its process (report.procs); a new label (an asyncio task, say) goes
+ * on the row, so rows of different values stay apart when merged.
+ *
  * Writers use the fields and never parse a frame's text. The text a person
  * reads for a frame is report_frame_label(): `qualname (file:line)` for
  * Python, the symbol for native and kernel code, the marker itself for a
