@@ -23,9 +23,12 @@ DEPS=(libbpfcc-dev bpfcc-tools meson ninja-build pkgconf gcc libelf-dev
       libdw-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev debootstrap python3
       python3-pytest cppcheck util-linux)
 # go tool pprof reads our pprof files; clang with its libFuzzer runtime builds
-# tests/fuzz; the Debian package test needs the packaging tools and git
+# tests/fuzz; the Debian package test needs the packaging tools and git;
+# tests/test_outputs.py checks speedscope files against the schema npm's
+# speedscope package carries (python3-jsonschema) and renders the flame
+# graph in headless Chromium
 TEST_DEPS=(golang-go clang-14 libclang-rt-14-dev build-essential dpkg-dev debhelper
-           lintian git)
+           lintian git python3-jsonschema npm chromium)
 SID_PYTHONS=(3.13 3.14 3.15)  # the sid chroot gets each one sid has
 
 # Same tool lookup whether started as root or via sudo (secure_path): system

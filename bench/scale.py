@@ -4,7 +4,7 @@ benchmark, not a test; it prints figures).
 
     sudo sysctl kernel.bpf_stats_enabled=1
     sudo bench/scale.py [--seconds S] [--procs N] [--threads T]
-                        [--big-threads B] [--load CORES] [--only system|big]
+                        [--big-threads B] [--load CORES] [--only system|big] [--rt]
 
 Two runs, each against a workload of /usr/bin/python3.11 processes started
 by this script (all of them are killed at the end, also on errors and
@@ -269,6 +269,13 @@ PERF_EVENT_PROG = 7  # BPF_PROG_TYPE_PERF_EVENT
 PYFRAME = re.compile(r" \(.*:\d+\)$")
 
 
+RT = False  # --rt: pyprofile at SCHED_FIFO 10
+
+
+def realtime():
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+
+
 def profile(hz, seconds, workload_pids, target_pid=None):
     folded = "/tmp/scale-%d-%s.folded" % (os.getpid(), "big" if target_pid else "system")
     cmd = [PYPROFILE, "-v", "-F", str(hz), "-f", "-o", folded]
@@ -279,6 +286,7 @@ def profile(hz, seconds, workload_pids, target_pid=None):
     out_lines, err_lines = [], []
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         preexec_fn=realtime if RT else None,
                          universal_newlines=True)
     PROFILERS.append(p)
     readers = [threading.Thread(target=reader, args=(p.stdout, out_lines), daemon=True),
@@ -468,7 +476,12 @@ def main():
     ap.add_argument("--load", type=float, default=1.0,
                     help="system run: CPUs the burn() threads use together (1.0)")
     ap.add_argument("--only", choices=("system", "big"))
+    ap.add_argument("--rt", action="store_true",
+                    help="pyprofile at real-time priority (SCHED_FIFO 10): its own cost on a "
+                         "machine busy with other work")
     args = ap.parse_args()
+    global RT
+    RT = args.rt
     if os.geteuid() != 0:
         sys.exit("run as root")
     if not os.access(PYPROFILE, os.X_OK):

@@ -295,7 +295,7 @@ def test_pprof_output_is_off_cpu_time(pyoffcpu, tmp_path):
         truth = read_json(os.path.join(text_path, "state.json"), key="truth")["truth"]
     finally:
         proc.kill()
-    top = go_pprof(["-top", "-symbolize=none", "-nodecount=200", out], tmp_path)
+    top = go_pprof(["-top", "-nodecount=200", out], tmp_path)
     assert "Type: off_cpu" in top, top
     cum = pprof_cum_ms(top)
     for f in FUNCS:

@@ -231,7 +231,7 @@ def test_pprof_output_reads_in_go_tool_pprof(pyprofile, tmp_path):
     truth, err, pid = profile_cpu_shares(host_interp(), pyprofile, tmp_path, str(out), "pprof")
     with open(str(out), "rb") as fp:
         assert fp.read(2) == b"\x1f\x8b"  # gzipped, as pprof files are
-    top = go_pprof(["-top", "-symbolize=none", "-nodecount=200", str(out)], tmp_path)
+    top = go_pprof(["-top", "-nodecount=200", str(out)], tmp_path)
     assert "Type: cpu" in top, top
     cum = pprof_cum_ms(top)
     in_funcs = sum(cum.get(f, 0) for f in FUNCS)
@@ -240,7 +240,7 @@ def test_pprof_output_reads_in_go_tool_pprof(pyprofile, tmp_path):
     for f in FUNCS:
         got, want = cum.get(f, 0) / in_funcs, truth[f] / truth_total
         assert abs(got - want) <= TOLERANCE, "%s: %.2f vs %.2f\n%s" % (f, got, want, top)
-    traces = go_pprof(["-traces", "-symbolize=none", str(out)], tmp_path)
+    traces = go_pprof(["-traces", str(out)], tmp_path)
     assert "pid:  %d" % pid in traces and "thread_name:" in traces, traces[:800]
 
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "periodic.h"
 #include "top_view.h"
 #include "report/formats.h"
 #include "bpf/session.h"
@@ -30,7 +31,7 @@ static const char usage_text[] =
 	"Usage: pyprofile [-h] [-p PID[,PID...] [--children] | -t TID] [-F HZ] [-f] [-d]\n"
 	"                 [-U | -K] [-o FILE] [--format text|folded|svg|speedscope|pprof]\n"
 	"                 [--wall] [--top] [--threads] [--function] [--async]\n"
-	"                 [--stack-storage-size N] [-v] [--version]\n"
+	"                 [--interval N] [--stack-storage-size N] [-v] [--version]\n"
 	"                 [duration] [[--run-as USER] -- CMD [ARGS...]]\n"
 	"\n"
 	"Profile CPU usage of Python processes by sampling Python, native and kernel\n"
@@ -60,6 +61,8 @@ static const char usage_text[] =
 	"      --async          root each sample that ran in an asyncio task in the task's\n"
 	"                       await chain: <task NAME> frames, the awaiting tasks first\n"
 	"      --stack-storage-size N  room for distinct native/kernel stacks (16384)\n"
+	"      --interval N     a report every N seconds, each in its own file: -o is\n"
+	"                       a strftime pattern of the interval's start\n"
 	"      --run-as USER    run CMD as USER (default: the user who ran sudo)\n"
 	"  -v, --verbose        say how each process was recognised\n"
 	"      --version        print the version\n"
@@ -76,13 +79,16 @@ static const char usage_text[] =
 	"    ./pyprofile -p 185 --children 10   # a server and its workers\n"
 	"    ./pyprofile --top -p 185     # a live view of the top functions\n"
 	"    ./pyprofile --wall -f -p 185 10 > wall.folded   # CPU and waiting, by stack\n"
-	"    ./pyprofile --async -p 185 -f 10 > tasks.folded   # CPU by asyncio task\n";
+	"    ./pyprofile --async -p 185 -f 10 > tasks.folded   # CPU by asyncio task\n"
+	"    ./pyprofile --format pprof --interval 60 -o 'cpu-%Y%m%dT%H%M%S.pb.gz'\n"
+	"                                 # a pprof file a minute, for continuous use\n";
 
-enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_ASYNC, OPT_WALL, OPT_TOP };
+enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_ASYNC, OPT_WALL, OPT_TOP, OPT_INTERVAL };
 
 struct options {
 	struct cli cli;
 	int freq, stack_storage;
+	int interval; /* --interval: seconds per report; 0: one report */
 	bool user_only, kernel_only, delimiter, tasks, wall, top;
 };
 
@@ -124,6 +130,12 @@ static int own_option(int opt, const char *arg, void *ctx)
 	case OPT_TOP:
 		o->top = true;
 		return 0;
+	case OPT_INTERVAL:
+		if (cli_parse_small_int(arg, 1, 1 << 24, &o->interval) < 0) {
+			fprintf(stderr, "pyprofile: invalid interval: %s\n", arg);
+			return -1;
+		}
+		return 0;
 	default:
 		return 1;
 	}
@@ -141,6 +153,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 		{ "async", no_argument, NULL, OPT_ASYNC },
 		{ "wall", no_argument, NULL, OPT_WALL },
 		{ "top", no_argument, NULL, OPT_TOP },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -157,6 +170,13 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 	}
 	/* the table has Python and native functions only */
 	o->user_only |= o->top;
+	if (o->interval && (o->top || o->wall)) {
+		fprintf(stderr, "pyprofile: --interval writes sample reports: not with --top or "
+				"--wall\n");
+		return -1;
+	}
+	if (o->interval && periodic_check_pattern("pyprofile", o->cli.output) < 0)
+		return -1;
 	return 0;
 }
 
@@ -276,6 +296,7 @@ int main(int argc, char **argv)
 	struct report rep;
 	struct async_tasks tasks;
 	struct wait_reasons why = { 0 };
+	struct periodic_output periodic;
 	struct top_view top;
 	char title[128];
 	int offcpu_fds[3] = { -1, -1, -1 }, sample_fd, rc = 1;
@@ -311,7 +332,8 @@ int main(int argc, char **argv)
 	if ((o.wall && attach_offcpu(&s, offcpu_fds) < 0) ||
 	    session_attach_sampling(&s, sample_fd, &o.freq) < 0)
 		goto out;
-	if (cli_open_output(&o.cli) < 0)
+	/* --interval: -o names the files of the intervals, not one file */
+	if (!o.interval && cli_open_output(&o.cli) < 0)
 		goto out;
 	/* the header goes to stdout unless stdout carries a non-text report */
 	if ((o.cli.format == REPORT_TEXT || o.cli.output) && !o.top)
@@ -329,6 +351,12 @@ int main(int argc, char **argv)
 		s.filter.sample_weight = (session_sample_period_ns(&s) + 500) / 1000;
 		s.filter.offcpu_marker = OFFCPU_MARKER;
 	}
+	periodic = (struct periodic_output){ .tool = "pyprofile", .unit = "samples",
+					     .pattern = o.cli.output, .format = o.cli.format,
+					     .delimiter = o.delimiter,
+					     .period_ns = session_sample_period_ns(&s) };
+	if (o.interval)
+		periodic_start(&s, &periodic, o.interval);
 	if (session_start_command(&s) < 0) {
 		rc = session_end_command(&s); /* 127: not found, as shells say */
 		goto out;
@@ -344,6 +372,15 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	session_run(&s, o.cli.duration);
+	if (o.interval) {
+		/* the last interval, cut short by the end of the run */
+		rc = periodic_write(&s, &periodic) < 0 || periodic.failed;
+		session_print_summary(&s, "samples");
+		fprintf(stderr, "pyprofile: %u report%s written (%s)\n", periodic.written,
+			periodic.written == 1 ? "" : "s", o.cli.output);
+		rc = cli_exit_status(&o.cli, &s, rc);
+		goto out;
+	}
 	if (o.cli.format == REPORT_TEXT && !o.cli.output)
 		printf("\n");
 	report_init(&rep, o.delimiter);

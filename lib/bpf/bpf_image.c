@@ -190,6 +190,7 @@ int bpf_image_parse(struct bpf_image *img, const uint8_t *data, size_t len, char
 {
 	struct reader r = { data, len, false };
 	char magic[8];
+	uint32_t n;
 
 	memset(img, 0, sizeof(*img));
 	get(&r, magic, 8);
@@ -199,12 +200,13 @@ int bpf_image_parse(struct bpf_image *img, const uint8_t *data, size_t len, char
 	}
 	img->kern_version = get_u32(&r);
 	get_str(&r, img->license, sizeof(img->license));
-	img->ntables = get_u32(&r);
-	if (r.failed || img->ntables > BPF_IMAGE_MAX_TABLES)
+	n = get_u32(&r);
+	if (r.failed || n > BPF_IMAGE_MAX_TABLES)
 		goto bad;
-	img->tables = calloc(img->ntables ? img->ntables : 1, sizeof(*img->tables));
+	img->tables = calloc(n ? n : 1, sizeof(*img->tables));
 	if (!img->tables)
 		goto bad;
+	img->ntables = n; /* counts set once their arrays exist (bpf_image_free) */
 	for (uint32_t i = 0; i < img->ntables; i++)
 		img->tables[i].fd = -1;
 	for (uint32_t i = 0; i < img->ntables && !r.failed; i++) {
@@ -217,12 +219,13 @@ int bpf_image_parse(struct bpf_image *img, const uint8_t *data, size_t len, char
 		t->max_entries = get_u32(&r);
 		t->flags = get_u32(&r);
 	}
-	img->nfuncs = get_u32(&r);
-	if (r.failed || img->nfuncs > BPF_IMAGE_MAX_FUNCS)
+	n = get_u32(&r);
+	if (r.failed || n > BPF_IMAGE_MAX_FUNCS)
 		goto bad;
-	img->funcs = calloc(img->nfuncs ? img->nfuncs : 1, sizeof(*img->funcs));
+	img->funcs = calloc(n ? n : 1, sizeof(*img->funcs));
 	if (!img->funcs)
 		goto bad;
+	img->nfuncs = n;
 	for (uint32_t i = 0; i < img->nfuncs && !r.failed; i++) {
 		struct bpf_image_func *f = &img->funcs[i];
 		size_t bytes;

@@ -284,6 +284,14 @@ int bpfmod_table_fd(struct bpfmod *m, const char *table)
 	return bpf_image_table_fd(&m->img, table);
 }
 
+uint32_t bpfmod_table_max_entries(struct bpfmod *m, const char *table)
+{
+	for (uint32_t i = 0; i < m->img.ntables; i++)
+		if (strcmp(m->img.tables[i].name, table) == 0)
+			return m->img.tables[i].max_entries;
+	return 0;
+}
+
 int bpfmod_open_events(struct bpfmod *m, const char *table, bpfmod_event_fn fn,
 			   bpfmod_lost_fn lost, void *ctx, int pages)
 {

@@ -69,6 +69,8 @@ int bpfmod_attach_tracepoint(struct bpfmod *m, int progfd, const char *category,
 int bpfmod_attach_raw_tracepoint(struct bpfmod *m, int progfd, const char *event);
 
 int bpfmod_table_fd(struct bpfmod *m, const char *table);
+/* How many entries a map holds at most (0: no such map). */
+uint32_t bpfmod_table_max_entries(struct bpfmod *m, const char *table);
 
 /* Opens the perf buffers behind a BPF_PERF_OUTPUT table on every CPU. */
 typedef void (*bpfmod_event_fn)(void *ctx, void *data, int size);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,17 @@ static void *load(void *arg)
 	return NULL;
 }
 
+static void *load_thread(void *arg)
+{
+	sigset_t all;
+
+	/* Ctrl-C is the main thread's to handle: a verifier interrupted by a
+	 * signal would give up */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	return load(arg);
+}
+
 int prog_load_start(struct prog_load *j, const char *fn, int type, struct bpf_insn *insns,
 		    uint32_t ninsns, const char *license, uint32_t kern_version, char *err,
 		    size_t errlen)
@@ -82,7 +94,7 @@ int prog_load_start(struct prog_load *j, const char *fn, int type, struct bpf_in
 		return -1;
 	}
 	j->started = true;
-	if (pthread_create(&j->thread, NULL, load, j) != 0) {
+	if (pthread_create(&j->thread, NULL, load_thread, j) != 0) {
 		load(j); /* no thread: load here */
 		j->finished = true;
 	}

@@ -425,6 +425,8 @@ void session_run(struct tool_session *s, int duration)
 	clock_gettime(CLOCK_REALTIME, &wall);
 	s->start_realtime_ns = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec -
 			       (now0 - start);
+	s->interval_start_ns = start;
+	s->interval_start_realtime_ns = s->start_realtime_ns;
 
 	s->running = true;
 	if (s->verbose)
@@ -442,6 +444,15 @@ void session_run(struct tool_session *s, int duration)
 		/* wake up at the end of the run, not a turn later */
 		if (end != UINT64_MAX && now < end && end - now < (uint64_t)turn_ms * 1000000ull)
 			turn_ms = (int)((end - now + 999999) / 1000000);
+		/* and at the end of each interval of periodic output */
+		if (s->on_interval) {
+			uint64_t next = s->interval_start_ns + s->interval_ns;
+
+			if (next <= now)
+				turn_ms = 0;
+			else if (next - now < (uint64_t)turn_ms * 1000000ull)
+				turn_ms = (int)((next - now + 999999) / 1000000);
+		}
 		nexit = registry_exit_fds(&s->reg, exit_fds, SESSION_MAX_EXIT_FDS - 2);
 		exit_fds[nexit] = (struct pollfd){ .fd = s->launched ? s->command.pidfd : -1,
 						   .events = POLLIN };
@@ -458,6 +469,8 @@ void session_run(struct tool_session *s, int duration)
 		if (s->on_tick)
 			s->on_tick(s, s->tick_ctx);
 		now = monotonic_ns();
+		if (s->on_interval && now >= s->interval_start_ns + s->interval_ns && now < end)
+			s->on_interval(s, s->interval_ctx);
 		/* every new stack was named as its hint came, unless hints were
 		 * lost: a full walk of the map (which costs a scan of all its
 		 * buckets) only then */
@@ -578,19 +591,83 @@ uint64_t session_stat(struct tool_session *s, int which)
 	return sum;
 }
 
+/* --function, --threads */
+static int apply_views(struct tool_session *s, struct report *rep)
+{
+	if ((s->view_functions && report_view_functions(rep) < 0) ||
+	    (s->view_threads && report_view_threads(rep) < 0))
+		return -1;
+	return 0;
+}
+
 int session_collect(struct tool_session *s, struct report *rep)
 {
 	struct stack_maps maps = { .counts_fd = s->counts_fd,
 				   .pystacks_fd = s->pystacks_fd,
 				   .stacks_fd = s->stacks_fd };
+	int rc;
 
 	rep->start_realtime_ns = s->start_realtime_ns;
 	rep->duration_ns = s->duration_ns;
-	if (stack_collector_collect(&s->col, &s->reg, &maps, &s->filter, rep) < 0 ||
-	    (s->view_functions && report_view_functions(rep) < 0) ||
-	    (s->view_threads && report_view_threads(rep) < 0))
-		return -1;
-	return 0;
+	rc = stack_collector_collect(&s->col, &s->reg, &maps, &s->filter, rep);
+	if (rc == 0)
+		rc = apply_views(s, rep);
+	if (!rep->target[0])
+		session_describe_target(s, rep->target, sizeof(rep->target));
+	return rc;
+}
+
+int session_collect_interval(struct tool_session *s, struct report *rep)
+{
+	struct stack_maps maps = { .counts_fd = s->counts_fd,
+				   .pystacks_fd = s->pystacks_fd,
+				   .stacks_fd = s->stacks_fd };
+	struct stack_filter f = s->filter;
+	uint64_t now = s->running || !s->end_ns ? monotonic_ns() : s->end_ns;
+	struct timespec wall;
+	int rc;
+
+	clock_gettime(CLOCK_REALTIME, &wall);
+	rep->start_realtime_ns = s->interval_start_realtime_ns;
+	rep->duration_ns = now - s->interval_start_ns;
+	f.consume = true;
+	/* named as they came; a drain for hints that were lost */
+	stack_collector_drain(&s->col, &s->reg, s->pystacks_fd);
+	rc = stack_collector_collect(&s->col, &s->reg, &maps, &f, rep);
+	if (rc == 0)
+		rc = apply_views(s, rep);
+	stack_collector_prune(&s->col, &maps, bpfmod_table_max_entries(&s->bpf, "pystacks"),
+			      bpfmod_table_max_entries(&s->bpf, "stack_traces"));
+	if (!rep->target[0])
+		session_describe_target(s, rep->target, sizeof(rep->target));
+	s->interval_start_ns = now;
+	s->interval_start_realtime_ns =
+		(uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec -
+		(s->running ? 0 : monotonic_ns() - now);
+	return rc;
+}
+
+void session_describe_target(struct tool_session *s, char *buf, size_t len)
+{
+	struct py_target *t = s->npids == 1 ? registry_find(&s->reg, s->pids[0]) : NULL;
+	size_t used = 0;
+
+	if (s->filter.only_tid)
+		used = (size_t)snprintf(buf, len, "TID %d of ", (int)s->filter.only_tid);
+	if (used >= len)
+		return;
+	if (!s->npids) {
+		snprintf(buf + used, len - used, "all Python processes");
+	} else if (s->npids == 1) {
+		snprintf(buf + used, len - used, "PID %d%s%s%s", (int)s->pids[0],
+			 t && t->proc.comm[0] ? " (" : "", t ? t->proc.comm : "",
+			 t && t->proc.comm[0] ? ")" : "");
+	} else {
+		used += (size_t)snprintf(buf + used, len - used, "PIDs");
+		for (size_t i = 0; i < s->npids && used < len; i++)
+			used += (size_t)snprintf(buf + used, len - used, "%s%d", i ? "," : " ",
+						 (int)s->pids[i]);
+	}
 }
 
 /*

@@ -53,6 +53,12 @@ struct tool_session {
 	uint64_t start_ns, end_ns; /* monotonic (BPF's clock): start and end of the run */
 	int pystacks_fd, counts_fd, stacks_fd, stats_fd;
 	bool verbose;
+	/* periodic output (--interval): on_interval runs every interval_ns of
+	 * the run; it writes what the interval counted (session_collect_interval) */
+	uint64_t interval_ns;
+	void (*on_interval)(struct tool_session *s, void *ctx);
+	void *interval_ctx;
+	uint64_t interval_start_ns, interval_start_realtime_ns; /* the current interval */
 	/* start-up phases (monotonic ns), for -v: checks and -p prechecks,
 	 * the BPF image (cache or compiler), finding the Python processes */
 	uint64_t t_begin, t_checked, t_compiled, t_discovery, t_discovered;
@@ -132,9 +138,22 @@ uint64_t session_sample_period_ns(struct tool_session *s);
  * and detaches every BPF program (the maps stay). */
 void session_run(struct tool_session *s, int duration);
 
-/* The counts that pass s->filter as rows of rep (and the run's times), in
- * the views asked for. */
+/* The counts that pass s->filter as rows of rep (and the run's times, and
+ * what was profiled, for titles), in the views asked for. */
 int session_collect(struct tool_session *s, struct report *rep);
+
+/*
+ * Periodic output: the counts of the interval that ends now (they are
+ * deleted from BPF's map as they are read) as rows of rep, with the
+ * interval's start and length; then stacks no longer used are pruned from
+ * maps that fill up. The next interval starts now (or where the run
+ * ended). Returns 0 or -1.
+ */
+int session_collect_interval(struct tool_session *s, struct report *rep);
+
+/* What the run profiles, for people: "PID 1234 (python3)", "TID 5 of PID
+ * 4 (app)", "PIDs 1,2", "all Python processes". */
+void session_describe_target(struct tool_session *s, char *buf, size_t len);
 
 /* Reads a per-CPU counter summed over CPUs. */
 uint64_t session_stat(struct tool_session *s, int which);

@@ -11,6 +11,9 @@
 #include "sys/proc_maps.h"
 #include "bpf_c/py_abi.h"
 
+#ifndef ENOTSUPP
+#define ENOTSUPP 524 /* the kernel's own, not in userspace errno.h */
+#endif
 #define MAX_NATIVE 127 /* kernel perf_event_max_stack default */
 
 void stack_collector_free(struct stack_collector *c)
@@ -18,6 +21,8 @@ void stack_collector_free(struct stack_collector *c)
 	for (size_t i = 0; i < c->nmaps; i++)
 		mapped_files_free(&c->maps[i]);
 	free(c->maps);
+	free(c->keep_py);
+	free(c->keep_ids);
 	free(c->seen);
 	if (c->ksyms)
 		bcc_free_symcache(c->ksyms, -1);
@@ -420,15 +425,162 @@ static void leaf_markers(const struct stack_filter *f, const struct pyb_count_ke
 							 : STILL_BLOCKED_MARKER;
 }
 
+/* ---- what periodic output keeps -------------------------------------- */
+
+static void keep_clear(struct stack_collector *c)
+{
+	c->nkeep_py = c->nkeep_ids = 0;
+}
+
+static void keep_push(void **v, size_t *n, size_t *cap, size_t elem, const void *x)
+{
+	if (*n == *cap) {
+		size_t grow = *cap ? *cap * 2 : 1024;
+		void *g = realloc(*v, grow * elem);
+
+		if (!g)
+			return;
+		*v = g;
+		*cap = grow;
+	}
+	memcpy((char *)*v + *n * elem, x, elem);
+	(*n)++;
+}
+
+static void keep_note(struct stack_collector *c, const struct pyb_count_key *k)
+{
+	uint32_t ids[2] = { (uint32_t)k->user_stack, (uint32_t)k->kernel_stack };
+
+	if (k->pystack)
+		keep_push((void **)&c->keep_py, &c->nkeep_py, &c->cap_keep_py, sizeof(uint64_t),
+			  &k->pystack);
+	for (int i = 0; i < 2; i++)
+		if ((int32_t)ids[i] >= 0)
+			keep_push((void **)&c->keep_ids, &c->nkeep_ids, &c->cap_keep_ids,
+				  sizeof(uint32_t), &ids[i]);
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Deletes the keys of map fd (key_size 8 or 4) not in keep (sorted), if
+ * it holds more than max / 2 entries. */
+static size_t prune_map(int fd, size_t key_size, const void *keep, size_t nkeep, uint32_t max)
+{
+	uint8_t key[8], next[8];
+	uint8_t *keys = NULL;
+	size_t n = 0, cap = 0, deleted = 0;
+	bool first = true;
+
+	if (fd < 0)
+		return 0;
+	while (bpf_get_next_key(fd, first ? NULL : key, next) == 0) {
+		first = false;
+		memcpy(key, next, key_size);
+		if (n == cap) {
+			size_t grow = cap ? cap * 2 : 4096;
+			uint8_t *g = realloc(keys, grow * key_size);
+
+			if (!g)
+				break;
+			keys = g;
+			cap = grow;
+		}
+		memcpy(keys + n++ * key_size, key, key_size);
+	}
+	for (size_t i = 0; n > max / 2 && i < n; i++)
+		if ((!nkeep || !bsearch(keys + i * key_size, keep, nkeep, key_size,
+					key_size == 8 ? u64_cmp : u32_cmp)) &&
+		    bpf_delete_elem(fd, keys + i * key_size) == 0)
+			deleted++;
+	free(keys);
+	return deleted;
+}
+
+size_t stack_collector_prune(struct stack_collector *c, const struct stack_maps *maps,
+			     uint32_t pystacks_max, uint32_t stacks_max)
+{
+	if (c->nkeep_py)
+		qsort(c->keep_py, c->nkeep_py, sizeof(*c->keep_py), u64_cmp);
+	if (c->nkeep_ids)
+		qsort(c->keep_ids, c->nkeep_ids, sizeof(*c->keep_ids), u32_cmp);
+	return prune_map(maps->pystacks_fd, 8, c->keep_py, c->nkeep_py, pystacks_max) +
+	       prune_map(maps->stacks_fd, 4, c->keep_ids, c->nkeep_ids, stacks_max);
+}
+
+/* ---- reading the counts --------------------------------------------- */
+
+struct count_entry {
+	struct pyb_count_key key;
+	uint64_t value;
+};
+
+/*
+ * Every (key, value) of the counts map into *out (malloc'ed); returns how
+ * many. consume: each is deleted as it is read (lookup-and-delete, one
+ * call: what BPF adds after it lands in a new entry, for the next read).
+ */
+static size_t read_counts(int fd, bool consume, struct count_entry **out)
+{
+	struct pyb_count_key key, next;
+	struct count_entry *v = NULL;
+	size_t n = 0, cap = 0;
+	bool first = true;
+
+	/* the keys first: deleting while walking would restart the walk */
+	while (bpf_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		first = false;
+		key = next;
+		if (n == cap) {
+			size_t grow = cap ? cap * 2 : 1024;
+			struct count_entry *g = realloc(v, grow * sizeof(*g));
+
+			if (!g)
+				break;
+			v = g;
+			cap = grow;
+		}
+		v[n++].key = key;
+	}
+	for (size_t i = 0; i < n;) {
+		int rc = consume ? bpf_lookup_and_delete(fd, &v[i].key, &v[i].value)
+				 : bpf_lookup_elem(fd, &v[i].key, &v[i].value);
+
+		/* kernels before 5.14 cannot lookup-and-delete a hash entry */
+		if (rc < 0 && consume && (errno == EINVAL || errno == ENOTSUPP || errno == EOPNOTSUPP)) {
+			rc = bpf_lookup_elem(fd, &v[i].key, &v[i].value);
+			if (rc == 0)
+				bpf_delete_elem(fd, &v[i].key);
+		}
+		if (rc < 0) /* gone meanwhile */
+			v[i] = v[--n];
+		else
+			i++;
+	}
+	*out = v;
+	return n;
+}
+
 int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 			    const struct stack_maps *maps, const struct stack_filter *f,
 			    struct report *out)
 {
-	struct pyb_count_key key, next;
 	struct pyb_stack *st = malloc(sizeof(*st)), *raw = malloc(sizeof(*raw));
 	struct frame_list user = { .rep = out }, kernel = { .rep = out };
+	struct count_entry *counts = NULL;
+	size_t ncounts;
 	uint64_t ips[MAX_NATIVE];
-	bool first = true;
 
 	if (!st || !raw) {
 		free(st);
@@ -437,8 +589,12 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 	}
 	if (f->kernel_stacks && !c->ksyms)
 		c->ksyms = bcc_symcache_new(-1, NULL);
-	while (bpf_get_next_key(maps->counts_fd, first ? NULL : &key, &next) == 0) {
-		uint64_t value = 0;
+	ncounts = read_counts(maps->counts_fd, f->consume, &counts);
+	if (f->consume)
+		keep_clear(c);
+	for (size_t i = 0; i < ncounts; i++) {
+		struct pyb_count_key key = counts[i].key;
+		uint64_t value = counts[i].value;
 		struct py_target *t;
 		const struct async_task *task;
 		const char *leaves[2];
@@ -446,10 +602,9 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 		uint32_t keep;
 		int n, cut_at = -1;
 
-		first = false;
-		key = next;
-		if ((f->only_tid && (pid_t)key.tid != f->only_tid) ||
-		    bpf_lookup_elem(maps->counts_fd, &key, &value) < 0)
+		if (f->consume)
+			keep_note(c, &key);
+		if (f->only_tid && (pid_t)key.tid != f->only_tid)
 			continue;
 		if (f->only_kind >= 0 && key.kind != (uint32_t)f->only_kind)
 			continue;
@@ -506,10 +661,12 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 		add_row(out, &key, &user,
 			key.kind == PYB_KIND_BLOCKED || runnable ? f->offcpu_marker : NULL, &kernel,
 			leaves, value);
-		if (!report_find_proc(out, (pid_t)key.pid))
-			report_set_proc(out, (pid_t)key.pid, t ? t->proc.comm : NULL,
-					t ? t->proc.version_str : NULL);
+		if (!report_find_proc(out, (pid_t)key.pid) &&
+		    report_set_proc(out, (pid_t)key.pid, t ? t->proc.comm : NULL,
+				    t ? t->proc.version_str : NULL) == 0 && t)
+			report_set_proc_interp(out, (pid_t)key.pid, t->proc.interp_path);
 	}
+	free(counts);
 	free(user.v);
 	free(kernel.v);
 	free(st);

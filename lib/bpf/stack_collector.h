@@ -34,6 +34,12 @@ struct stack_collector {
 	/* --async: value rooted in a named task, value in coroutines that were
 	 * not matched to a task (left as they were), and all value collected */
 	uint64_t task_value, untasked_value, all_value;
+	/* periodic output: the Python stacks and stack ids the counts of the
+	 * last collect used; the others may be pruned (stack_collector_prune) */
+	uint64_t *keep_py;
+	size_t nkeep_py, cap_keep_py;
+	uint32_t *keep_ids;
+	size_t nkeep_ids, cap_keep_ids;
 };
 
 /* Which counts become rows, and with which frames. */
@@ -52,6 +58,7 @@ struct stack_filter {
 	 * off-CPU counts get offcpu_marker after their user frames */
 	uint64_t sample_weight; /* 0: 1 */
 	const char *offcpu_marker;
+	bool consume;          /* periodic output: delete the counts read */
 };
 
 /* BPF maps the collector reads. */
@@ -81,6 +88,17 @@ void stack_collector_name_stack(struct stack_collector *c, struct py_registry *r
 int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 			    const struct stack_maps *maps, const struct stack_filter *f,
 			    struct report *out);
+
+/*
+ * Periodic output, after a consuming collect: when the Python stack map or
+ * the stack-trace map is more than half full (pystacks_max, stacks_max
+ * entries), deletes the stacks the last collect's counts did not use, so
+ * a run of days does not fill them. (A stack stored after that collect
+ * and pruned before its count is read shows as "[lost Python stack]";
+ * pruning only maps that fill keeps that rare.) Returns entries deleted.
+ */
+size_t stack_collector_prune(struct stack_collector *c, const struct stack_maps *maps,
+			     uint32_t pystacks_max, uint32_t stacks_max);
 
 /*
  * Names one recorded Python stack leaf first, frames joined by sep, into

@@ -32,7 +32,7 @@ int report_format_parse(const char *name, enum report_format *fmt)
 int report_write(const struct report *rep, enum report_format fmt, FILE *out,
 		 const char *unit, const char *tool)
 {
-	char title[128];
+	char title[256];
 
 	switch (fmt) {
 	case REPORT_TEXT:
@@ -42,10 +42,13 @@ int report_write(const struct report *rep, enum report_format fmt, FILE *out,
 		report_print_folded(rep, out);
 		return 0;
 	case REPORT_SVG:
-		snprintf(title, sizeof(title), "%s: %s", tool,
-			 strcmp(unit, "samples") == 0 ? "CPU Flame Graph"
-			 : strstr(tool, "--wall")     ? "Wall-Clock Time Flame Graph"
-						      : "Off-CPU Time Flame Graph");
+		/* "pyprofile: CPU Flame Graph of PID 1234 (python3)" */
+		snprintf(title, sizeof(title), "%s: %s Flame Graph%s%s", tool,
+			 strcmp(unit, "samples") == 0   ? "CPU"
+			 : strstr(tool, "--wall")       ? "Wall-Clock Time"
+			 : strcmp(tool, "pygil") == 0   ? "GIL Wait Time"
+							: "Off-CPU Time",
+			 rep->target[0] ? " of " : "", rep->target);
 		return report_write_svg(rep, out, title, unit);
 	case REPORT_SPEEDSCOPE:
 		return report_write_speedscope(rep, out, unit, tool);

@@ -119,10 +119,8 @@ static uint64_t mapping_id(struct pprof_build *b, const struct report_frame *f)
 			     (unsigned long long)f->map_start, (unsigned long long)f->map_end,
 			     (unsigned long long)f->map_offset, f->build_id ? f->build_id : "",
 			     f->module);
-	else if (f->kind == REPORT_FRAME_NATIVE)
-		n = snprintf(key, sizeof(key), "?"); /* native, file not known */
 	else
-		return 0;
+		return 0; /* Python, markers, and machine code in no file */
 	idx = string_table_intern(&b->mapping_keys, key,
 				  (size_t)n < sizeof(key) ? (size_t)n : sizeof(key) - 1);
 	if (idx < 0)
@@ -134,19 +132,45 @@ static uint64_t mapping_id(struct pprof_build *b, const struct report_frame *f)
 		m->id = (uint64_t)idx + 1;
 		if (f->kind == REPORT_FRAME_KERNEL) {
 			m->filename = str_index(b, KERNEL_MAPPING);
-		} else if (f->module) {
+		} else {
 			m->memory_start = f->map_start;
 			m->memory_limit = f->map_end;
 			m->file_offset = f->map_offset;
 			m->filename = str_index(b, f->module);
 			m->build_id = f->build_id ? str_index(b, f->build_id) : 0;
-		} else {
-			m->filename = str_index(b, "[unknown]");
 		}
 		b->mapping_ptrs[idx] = m;
 		b->profile.n_mapping++;
 	}
 	return (uint64_t)idx + 1;
+}
+
+/*
+ * Readers name a profile after its first mapping ("File: python3.11"): the
+ * interpreter's file, its mapping if native frames are in it, else one of
+ * its own that no location uses.
+ */
+static void add_main_mapping(struct pprof_build *b, const struct report *rep)
+{
+	const char *interp = rep->nprocs ? rep->procs[0].interp_path : NULL;
+	Mapping *m = &b->mappings[0];
+
+	if (!interp)
+		return;
+	for (size_t i = 0; i < rep->nframes; i++)
+		if (rep->frames[i].kind == REPORT_FRAME_NATIVE && rep->frames[i].module &&
+		    strcmp(rep->frames[i].module, interp) == 0) {
+			mapping_id(b, &rep->frames[i]);
+			return;
+		}
+	perftools__profiles__mapping__init(m);
+	m->id = 1;
+	m->filename = str_index(b, interp);
+	m->has_functions = true; /* nothing in it to look up */
+	b->mapping_ptrs[0] = m;
+	b->profile.n_mapping = 1;
+	/* a key no frame has: the mapping stays apart */
+	string_table_intern(&b->mapping_keys, "main", 4);
 }
 
 static int add_locations(struct pprof_build *b, const struct report *rep)
@@ -165,6 +189,7 @@ static int add_locations(struct pprof_build *b, const struct report *rep)
 	if (!b->locations || !b->location_ptrs || !b->lines || !b->line_ptrs || !b->funcs ||
 	    !b->func_ptrs || !b->mappings || !b->mapping_ptrs || !b->mapping_unnamed)
 		return -1;
+	add_main_mapping(b, rep);
 	for (size_t i = 0; i < n; i++) {
 		const struct report_frame *f = &rep->frames[i];
 		Location *l = &b->locations[i];

@@ -28,6 +28,8 @@ void report_free(struct report *rep)
 	free(rep->rows);
 	free(rep->frames);
 	free(rep->frame_slots);
+	for (size_t i = 0; i < rep->nprocs; i++)
+		free(rep->procs[i].interp_path);
 	free(rep->procs);
 	memset(rep, 0, sizeof(*rep));
 }
@@ -212,6 +214,20 @@ int report_set_proc(struct report *rep, pid_t pid, const char *comm, const char 
 	snprintf(p->comm, sizeof(p->comm), "%s", comm ? comm : "");
 	snprintf(p->python_version, sizeof(p->python_version), "%s",
 		 python_version ? python_version : "");
+	return 0;
+}
+
+int report_set_proc_interp(struct report *rep, pid_t pid, const char *path)
+{
+	struct report_proc *p = (struct report_proc *)report_find_proc(rep, pid);
+	char *copy = path ? strdup(path) : NULL;
+
+	if (!p || (path && !copy)) {
+		free(copy);
+		return -1;
+	}
+	free(p->interp_path);
+	p->interp_path = copy;
 	return 0;
 }
 

@@ -14,6 +14,11 @@
  *                   its value
  *   report.procs    what is known of each process (comm, Python version)
  *
+ * What a sample is labelled with for back ends (pprof's pid, thread,
+ * thread_name, comm, python_version) comes from the row (pid, tid, comm)
+ * and its process (report.procs); a new label (an asyncio task, say) goes
+ * on the row, so rows of different values stay apart when merged.
+ *
  * Writers use the fields and never parse a frame's text. The text a person
  * reads for a frame is report_frame_label(): `qualname (file:line)` for
  * Python, the symbol for native and kernel code, the marker itself for a
@@ -69,6 +74,7 @@ struct report_proc {
 	pid_t pid;
 	char comm[16];           /* the process's (main thread's) name */
 	char python_version[24]; /* "3.11.2"; "" unknown */
+	char *interp_path;       /* the interpreter's file (executable or libpython); NULL unknown */
 };
 
 struct report {
@@ -112,6 +118,8 @@ int report_add_row(struct report *rep, pid_t pid, pid_t tid, const char *comm,
 /* Records what is known of process pid (the last call wins). 0 or -1. */
 int report_set_proc(struct report *rep, pid_t pid, const char *comm, const char *python_version);
 const struct report_proc *report_find_proc(const struct report *rep, pid_t pid);
+/* Records the interpreter file of process pid (after report_set_proc). */
+int report_set_proc_interp(struct report *rep, pid_t pid, const char *path);
 
 /* Same process, thread, thread name and frames: one row. Leaves rows
  * sorted by pid (writers with one part per process rely on it). */

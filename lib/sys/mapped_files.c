@@ -2,11 +2,29 @@
 #include "sys/mapped_files.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sys/elf_image.h"
+
+/*
+ * /proc/PID/maps names files as the reader sees them: for a process in a
+ * chroot that is the host path (/srv/root/usr/bin/python3). Say it as the
+ * process does (a profile's mappings are read where the process ran).
+ */
+static void strip_root(pid_t pid, char *path)
+{
+	char link[32], root[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/root", (int)pid);
+	n = readlink(link, root, sizeof(root) - 1);
+	if (n > 1 && strncmp(path, root, (size_t)n) == 0 && path[n] == '/')
+		memmove(path, path + n, strlen(path + n) + 1);
+}
 
 int mapped_files_load(struct mapped_files *m, pid_t pid)
 {
@@ -21,10 +39,12 @@ int mapped_files_load(struct mapped_files *m, pid_t pid)
 		return rc;
 	/* executable mappings of files: where native frames can be */
 	for (size_t i = 0; i < all.n; i++) {
-		if (all.v[i].perms[2] == 'x' && all.v[i].path[0] == '/' && all.v[i].inode)
+		if (all.v[i].perms[2] == 'x' && all.v[i].path[0] == '/' && all.v[i].inode) {
+			strip_root(pid, all.v[i].path);
 			all.v[kept++] = all.v[i];
-		else
+		} else {
 			free(all.v[i].path);
+		}
 	}
 	all.n = kept;
 	m->build_ids = calloc(kept ? kept : 1, sizeof(*m->build_ids));

@@ -55,7 +55,7 @@ static void check_frame(const Perftools__Profiles__Profile *p,
 	FUZZ_CHECK(l->n_line == (named ? 1u : 0u));
 	FUZZ_CHECK(l->mapping_id <= p->n_mapping);
 	FUZZ_CHECK((l->mapping_id != 0) ==
-		   (f->kind == REPORT_FRAME_NATIVE || f->kind == REPORT_FRAME_KERNEL));
+		   ((f->kind == REPORT_FRAME_NATIVE && f->module) || f->kind == REPORT_FRAME_KERNEL));
 	if (f->kind == REPORT_FRAME_NATIVE || f->kind == REPORT_FRAME_KERNEL)
 		FUZZ_CHECK(l->address == f->addr);
 	if (f->kind == REPORT_FRAME_NATIVE && f->module) {

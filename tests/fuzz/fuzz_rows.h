@@ -147,8 +147,9 @@ static inline void fuzz_rows_build(struct report *rep, const uint8_t *data, size
 				   (uint64_t)value << (9 * (flags >> 5))) < 0)
 			abort();
 		rep->total += rep->rows[rep->n - 1].value;
-		if (!report_find_proc(rep, pid))
-			report_set_proc(rep, pid, comm, flags & 32 ? "3.11.2" : "");
+		if (!report_find_proc(rep, pid) &&
+		    report_set_proc(rep, pid, comm, flags & 32 ? "3.11.2" : "") == 0 && (flags & 64))
+			report_set_proc_interp(rep, pid, "/usr/lib/libhostile.so");
 	}
 	report_merge_rows(rep);
 	rep->period_ns = 10101010;
