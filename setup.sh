@@ -79,10 +79,15 @@ pkg_available() {
     [ -n "$cand" ] && [ "$cand" != "(none)" ]
 }
 # install those of the given packages that are not installed yet
+# Packages that also count as there when their command is: NodeSource's
+# nodejs carries its own npm and conflicts with Debian's npm package.
+declare -A PKG_COMMAND=([npm]=npm)
 apt_install_missing() {
     local p missing=()
     for p in "$@"; do
-        pkg_installed "$p" || missing+=("$p")
+        pkg_installed "$p" && continue
+        [ -n "${PKG_COMMAND[$p]:-}" ] && command -v "${PKG_COMMAND[$p]}" >/dev/null && continue
+        missing+=("$p")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
     apt_update_once
