@@ -9,20 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "unit_check.h"
+
 #include "cpython/offsets_dwarf.h"
 #include "sys/elf_image.h"
-
-static int passed, failed;
-
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		if (cond) {                                                            \
-			passed++;                                                      \
-		} else {                                                               \
-			failed++;                                                      \
-			fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                      \
-	} while (0)
 
 /* Shapes like CPython's: nested structs, an anonymous union, a typedef. */
 struct probe_inner {

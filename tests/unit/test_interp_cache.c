@@ -10,19 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "unit_check.h"
+
 #include "cpython/interp_cache.h"
-
-static int passed, failed;
-
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		if (cond) {                                                            \
-			passed++;                                                      \
-		} else {                                                               \
-			failed++;                                                      \
-			fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                      \
-	} while (0)
 
 /* A copy of this test's own executable: an ELF file we may change. */
 static void copy_self(const char *to)

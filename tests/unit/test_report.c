@@ -9,30 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unit_check.h"
+
 #include "report/rows.h"
-
-static int passed, failed;
-
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		if (cond) {                                                            \
-			passed++;                                                      \
-		} else {                                                               \
-			failed++;                                                      \
-			fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                      \
-	} while (0)
-
-#define CHECK_STR(got, want)                                                           \
-	do {                                                                           \
-		if (strcmp((got), (want)) == 0) {                                      \
-			passed++;                                                      \
-		} else {                                                               \
-			failed++;                                                      \
-			fprintf(stderr, "%s:%d: FAILED:\n--- got\n%s--- want\n%s---\n",     \
-				__FILE__, __LINE__, (got), (want));                    \
-		}                                                                      \
-	} while (0)
 
 static uint32_t py(struct report *rep, const char *name, const char *file, int line)
 {

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unit_check.h"
+
 #include "cpython/offsets_debug.h"
 #include "cpython/linetable.h"
 #include "cpython/code.h"
@@ -17,18 +19,6 @@
 #include "cpython/version.h"
 #include "sys/cpu_list.h"
 #include "sys/cpu_time.h"
-
-static int passed, failed;
-
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		if (cond) {                                                            \
-			passed++;                                                      \
-		} else {                                                               \
-			failed++;                                                      \
-			fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                      \
-	} while (0)
 
 static void test_versions(void)
 {
