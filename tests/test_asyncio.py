@@ -272,18 +272,19 @@ def pyprofile():
     return path
 
 
-def profile_tasks(interp, pyprofile, host_tmp, extra):
+def profile_tasks(interp, pyprofile, host_tmp, extra, fmt="folded"):
     """pyprofile -F 199 [extra] on the cpu workload for 4 s; returns (folded
-    rows, the workload's own CPU per task over the same window, stderr)."""
+    rows, the workload's own CPU per task over the same window, stderr); in
+    another format, the file's path in place of the rows."""
     from profiling import start_tool, finish, parse_folded, read_json
     script = interp.place(os.path.join(WORKLOADS, "asyncio_tasks.py"))
     scratch = interp.scratch(host_tmp)
-    out = os.path.join(str(host_tmp), "out.folded")
+    out = os.path.join(str(host_tmp), "out." + fmt)
     proc = interp.spawn([script, scratch.proc_path("state.json"), "cpu"])
     try:
         read_json(scratch.host_path("state.json"), key="ready")
         tool = start_tool(pyprofile, ["-F", "199", "-p", str(proc.pid), "-o", out,
-                                      "--format", "folded"] + extra + ["4"])
+                                      "--format", fmt] + extra + ["4"])
         os.kill(proc.pid, signal.SIGUSR1)  # the truth starts with sampling...
         rc, _, err = finish(tool)
         os.kill(proc.pid, signal.SIGUSR2)  # ...and ends with it
@@ -292,6 +293,8 @@ def profile_tasks(interp, pyprofile, host_tmp, extra):
     finally:
         proc.kill()
         scratch.cleanup()
+    if fmt != "folded":
+        return out, truth, err
     with open(out, encoding="utf-8") as fp:
         rows = parse_folded(fp.read())
     return rows, truth, err
@@ -364,6 +367,37 @@ def test_pyprofile_without_async_has_no_task_frames(interp, pyprofile, tmp_path)
     assert "--async" not in err
     burning = [names(fr) for fr, _, _ in rows if "burn" in names(fr)]
     assert burning and all("Handle._run" in n for n in burning)
+
+
+def test_pprof_samples_carry_their_task(interp, pyprofile, tmp_path):
+    """pprof with --async: every sample rooted in a task carries the label
+    task with that task's name, as go tool pprof (default options) reads
+    it; the burners' samples carry their own burner's."""
+    needs_asyncio_support(interp)
+    if interp.kind != "host":
+        pytest.skip("one interpreter is enough: the label is the pprof writer's")
+    go = shutil.which("go") or ("/usr/bin/go" if os.path.exists("/usr/bin/go") else None)
+    if not go:
+        pytest.skip("go tool pprof not installed (golang-go)")
+    out, truth, err = profile_tasks(interp, pyprofile, tmp_path, ["--async"], fmt="pprof")
+    env = dict(os.environ, HOME=str(tmp_path), GOCACHE=str(tmp_path / "gocache"), GOFLAGS="")
+    r = subprocess.run([go, "tool", "pprof", "-traces", out], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+    checked = 0
+    for block in r.stdout.split("-----------+")[1:]:
+        labels = dict(re.findall(r"^\s*(\w+):\s+(.+?)\s*$", block, re.M))
+        frames = re.findall(r"^\s*(?:[\d.]+\w*\s+)?(\S.*?)\s*$", block, re.M)
+        tasks = [f[len("<task "):-1] for f in frames if f.startswith("<task ")]
+        if not tasks:
+            assert "task" not in labels, block
+            continue
+        # -traces lists a stack leaf first: its first <task> is the innermost
+        assert labels.get("task") == tasks[0], block
+        if "burn" in frames:
+            assert labels["task"] in BURNERS, block
+            checked += 1
+    assert checked >= 3, r.stdout[:3000]
 
 
 # ----------------------------------------------------------------- pyoffcpu --async

@@ -19,8 +19,9 @@
  * Python and marker functions have an empty system_name, so their names
  * come out as written.
  *
- * Samples carry the labels pid, thread, thread_name, comm and
- * python_version (strings, as Pyroscope and Parca index them).
+ * Samples carry the labels pid, thread, thread_name, comm,
+ * python_version and, with --async, task (strings, as Pyroscope and Parca
+ * index them).
  */
 #include "report/pprof.h"
 
@@ -41,7 +42,7 @@ typedef Perftools__Profiles__Function Function;
 typedef Perftools__Profiles__Mapping Mapping;
 
 #define KERNEL_MAPPING "[kernel.kallsyms]"
-#define LABELS_PER_SAMPLE 5
+#define LABELS_PER_SAMPLE 6
 
 struct pprof_build {
 	struct string_table strings, function_keys, mapping_keys;
@@ -234,6 +235,29 @@ static void set_label(struct pprof_build *b, Label *l, const char *key, const ch
 	l->str = str_index(b, value);
 }
 
+/*
+ * --async: the task a row's sample ran in, the innermost "<task NAME>" frame
+ * (rows are root first; the tasks awaiting it come before it), into buf as
+ * NAME; false when the row has none.
+ */
+static bool row_task(const struct report *rep, const struct report_row *r, char *buf,
+		     size_t len)
+{
+	for (int k = r->nframes - 1; k >= 0; k--) {
+		const struct report_frame *f = &rep->frames[r->frames[k]];
+		size_t n;
+
+		if (f->kind != REPORT_FRAME_MARKER || !f->name || strncmp(f->name, "<task ", 6) != 0)
+			continue;
+		n = strlen(f->name + 6);
+		if (n == 0 || f->name[6 + n - 1] != '>')
+			continue;
+		snprintf(buf, len, "%.*s", (int)(n - 1), f->name + 6);
+		return true;
+	}
+	return false;
+}
+
 static int add_samples(struct pprof_build *b, const struct report *rep, bool cpu)
 {
 	size_t nloc = 0, at = 0;
@@ -257,7 +281,7 @@ static int add_samples(struct pprof_build *b, const struct report *rep, bool cpu
 		Label *lab = &b->labels[LABELS_PER_SAMPLE * i];
 		Label **labp = &b->label_ptrs[LABELS_PER_SAMPLE * i];
 		size_t nl = 0;
-		char num[24];
+		char num[24], task[256];
 
 		perftools__profiles__sample__init(s);
 		/* rows are root first; pprof wants the leaf first */
@@ -286,6 +310,8 @@ static int add_samples(struct pprof_build *b, const struct report *rep, bool cpu
 			set_label(b, &lab[nl++], "comm", p->comm);
 		if (p && p->python_version[0])
 			set_label(b, &lab[nl++], "python_version", p->python_version);
+		if (row_task(rep, r, task, sizeof(task)))
+			set_label(b, &lab[nl++], "task", task);
 		for (size_t k = 0; k < nl; k++)
 			labp[k] = &lab[k];
 		s->label = labp;
