@@ -237,6 +237,8 @@ struct pyb_gil_wait {
 	pyb_u64 holder_pending; /* a wait began: its holder is still to note */
 	pyb_u64 stack_pending;  /* an episode began: the waiter's stack is still to walk */
 	pyb_u64 gil;            /* the GIL it waits for */
+	pyb_u64 switch_addr;    /* that GIL's switch_number */
+	pyb_u64 switch_at_exit; /* its value when the last wait ended */
 	struct pyb_count_key key;    /* the waiter and its Python stack */
 	struct pyb_count_key holder; /* who held the GIL when the episode began */
 };

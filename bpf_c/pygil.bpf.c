@@ -11,7 +11,10 @@
  *
  * Consecutive waits of one thread with less than EPISODE_GAP_NS between
  * them (the 5 ms timed waits of one take_gil(), the forced-switch wait
- * before it) make one wait episode: one count and one histogram entry.
+ * before it), or with no GIL switch between them (the thread cannot have
+ * taken the GIL: however long it was kept from a CPU in between, it is
+ * the same take_gil()), make one wait episode: one count and one
+ * histogram entry.
  * Time is charged to the waiter's Python stack, walked at the episode's
  * start, and each wait to the Python stack of the thread holding the GIL
  * as it began. A wait ends when sched:sched_waking wakes the thread: the
@@ -132,7 +135,10 @@ TRACEPOINT_PROBE(syscalls, sys_enter_futex)
 			return 0;
 		__builtin_memset(w, 0, sizeof(*w));
 	}
-	if (w->episode_start && now - w->last_exit > EPISODE_GAP_NS)
+	u64 switch_addr = gil + L->gil_switch_number;
+
+	if (w->episode_start && now - w->last_exit > EPISODE_GAP_NS &&
+	    (w->switch_addr != switch_addr || pyb_read_u64(switch_addr) != w->switch_at_exit))
 		close_episode(w);
 	if (!w->episode_start) {
 		struct pyb_gil_thread fresh = { .pid = pid };
@@ -145,6 +151,7 @@ TRACEPOINT_PROBE(syscalls, sys_enter_futex)
 	if (t)
 		t->gil = slot;
 	w->gil = gil;
+	w->switch_addr = switch_addr;
 	w->enter_ts = now;
 	w->woken_ts = 0;
 	w->holder_pending = 1;
@@ -237,6 +244,7 @@ TRACEPOINT_PROBE(syscalls, sys_exit_futex)
 	     1000;
 	w->enter_ts = 0;
 	w->last_exit = now;
+	w->switch_at_exit = pyb_read_u64(w->switch_addr);
 	w->episode_us += us;
 	pyb_count_add(&w->key, us);
 	if (w->holder.pystack)

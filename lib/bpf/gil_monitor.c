@@ -7,6 +7,7 @@
 
 #include "sys/proc_maps.h"
 #include "sys/clock.h"
+#include "sys/remote_mem.h"
 #include "cpython/gil.h"
 #include "cpython/gil_locate.h"
 #include "cpython/threads.h"
@@ -436,7 +437,8 @@ static void count_add(int counts_fd, struct pyb_count_key key, int64_t us)
 /*
  * An episode still open when the run ended: its futex wait in progress
  * counts up to the end (or to its wakeup), and if the thread was still
- * waiting (in a wait, or between the timed waits of one), the whole
+ * waiting (in a wait, or between the timed waits of one: just out of one,
+ * or no GIL switch since, so it cannot have taken the GIL), the whole
  * episode moves to stacks flagged PYB_COUNT_OPEN ("[still waiting for the
  * GIL]").
  */
@@ -445,7 +447,11 @@ static void close_open_episode(struct gil_monitor *m, struct pyb_gil_wait *w,
 {
 	uint64_t until = w->woken_ts > w->enter_ts && w->woken_ts < end ? w->woken_ts : end;
 	uint64_t now_us = w->enter_ts && until > w->enter_ts ? (until - w->enter_ts) / 1000 : 0;
-	bool waiting = w->enter_ts || (w->last_exit && end - w->last_exit < GIL_EPISODE_GAP_NS);
+	uint64_t switches = 0;
+	bool waiting = w->enter_ts || (w->last_exit && end - w->last_exit < GIL_EPISODE_GAP_NS) ||
+		       (w->switch_addr &&
+			remote_read_u64((pid_t)w->key.pid, w->switch_addr, &switches) == 0 &&
+			switches == w->switch_at_exit);
 
 	if (t) {
 		t->now.episodes++;

@@ -26,14 +26,16 @@ DIR = sys.argv[1]
 MODE = sys.argv[2]
 state = {"pid": os.getpid(), "lines": {}}
 held = threading.Lock()
+writing = threading.Lock()  # the waiter and the main thread both write state
 
 
 def write_state(**extra):
-    state.update(extra)
-    tmp = os.path.join(DIR, "state.json.tmp")
-    with open(tmp, "w") as fp:
-        json.dump(state, fp)
-    os.rename(tmp, os.path.join(DIR, "state.json"))
+    with writing:
+        state.update(extra)
+        tmp = os.path.join(DIR, "state.json.tmp")
+        with open(tmp, "w") as fp:
+            json.dump(state, fp)
+        os.rename(tmp, os.path.join(DIR, "state.json"))
 
 
 def line_of(marker):
