@@ -244,6 +244,9 @@ void open_intervals_charge(struct open_intervals *oi, uint64_t end_ns)
 			continue;
 		if (e.seeded && !seed_still_true(oi, &e))
 			continue;
+		/* a thread's last switch-out is its exit: it ended, not blocked */
+		if (!proc_thread_exists((pid_t)e.key.pid, (pid_t)tid))
+			continue;
 		charge(oi, &e, end_ns);
 	}
 }

@@ -292,6 +292,14 @@ bool proc_exists(pid_t pid)
 	return access(path, F_OK) == 0;
 }
 
+bool proc_thread_exists(pid_t pid, pid_t tid)
+{
+	char path[48];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tid);
+	return access(path, F_OK) == 0;
+}
+
 int proc_exe_path(pid_t pid, char *path, size_t len)
 {
 	const struct remote_image *img = remote_image_of(pid);

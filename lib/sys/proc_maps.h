@@ -49,6 +49,10 @@ int proc_ns_pid(pid_t pid, pid_t *ns_pid);
 /* True while /proc has the process (zombies included). */
 bool proc_exists(pid_t pid);
 
+/* Whether thread tid of process pid is still there (a thread that ended is
+ * gone at once; only a process's first thread lingers as a zombie). */
+bool proc_thread_exists(pid_t pid, pid_t tid);
+
 /* True while the process exists and is not a zombie (exited, not reaped). */
 bool proc_alive(pid_t pid);
 
