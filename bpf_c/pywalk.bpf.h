@@ -110,15 +110,22 @@ static __always_inline u64 pyb_top_frame(struct pyb_layout *L, u64 ts)
 }
 
 /*
- * Whether thread state ts runs Python code, top being its current frame:
- * from 3.15 an idle thread state's current frame is the sentinel base
- * frame it holds (tstate->base_frame), never 0.
+ * top, the current frame of thread state ts, or 0 if it runs no Python
+ * code: from 3.15 an idle thread state's current frame is the sentinel
+ * base frame it holds (tstate->base_frame), never 0. Without a branch, as
+ * above; a version without a base frame compares with the thread state's
+ * first word instead (its prev link: never a frame).
  */
-static __always_inline bool pyb_runs_python(struct pyb_layout *L, u64 ts, u64 top)
+static __always_inline u64 pyb_python_top(struct pyb_layout *L, u64 ts, u64 top)
 {
 	s64 off = L->tstate_base_frame;
+	u64 none = (u64)(off >> 63); /* all ones without a base frame */
 
-	return top && (off < 0 || top != pyb_read_u64(ts + (u64)off));
+	PYB_OPAQUE(none);
+	u64 d = top ^ pyb_read_u64(ts + PYB_PICK(none, 0, (u64)off));
+
+	PYB_OPAQUE(d);
+	return top & (0 - ((d | (0 - d)) >> 63)); /* top, unless it is the base */
 }
 
 /* The id the interpreter knows the current thread by (host_tid, or its
@@ -138,7 +145,7 @@ static __always_inline u32 pyb_ns_tid(struct pyb_proc *proc, u32 host_tid)
  * The current thread's PyThreadState, or 0; *frame is its innermost frame.
  *
  * A cached thread state is used while it names this thread and has a
- * frame (pyb_runs_python). One with no frame may be freed memory that still holds the tid
+ * frame (pyb_python_top). One with no frame may be freed memory that still holds the tid
  * (a C thread that calls into Python through PyGILState_Ensure/Release
  * gets a new thread state each time), or idle while the thread runs in
  * another interpreter: then every interpreter's list is searched again,
@@ -157,8 +164,8 @@ static __always_inline u64 pyb_find_tstate(struct pyb_proc *proc, struct pyb_lay
 	if (cached) {
 		ts = *cached;
 		if (ts && pyb_tstate_tid(proc, L, ts) == tid) {
-			top = pyb_top_frame(L, ts);
-			if (pyb_runs_python(L, ts, top)) {
+			top = pyb_python_top(L, ts, pyb_top_frame(L, ts));
+			if (top) {
 				*frame = top;
 				return ts;
 			}
@@ -182,8 +189,8 @@ static __always_inline u64 pyb_find_tstate(struct pyb_proc *proc, struct pyb_lay
 		if (pyb_tstate_tid(proc, L, ts) == tid) {
 			/* one without a frame is kept unless one with a frame follows */
 			s->found_ts = ts;
-			top = pyb_top_frame(L, ts);
-			if (pyb_runs_python(L, ts, top))
+			top = pyb_python_top(L, ts, pyb_top_frame(L, ts));
+			if (top)
 				break;
 		}
 		ts = pyb_read_u64(ts + L->tstate_next);
