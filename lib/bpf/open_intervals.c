@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "bpf/open_intervals.h"
+#include "bpf_c/wait_abi.h"
 
 #include <bcc/libbpf.h>
 #include <linux/bpf.h>
@@ -136,6 +137,7 @@ static void seed_thread(struct open_intervals *oi, struct py_target *t, const st
 	e.key.pid = (uint32_t)t->pid;
 	e.key.tid = tid;
 	e.key.kind = PYB_KIND_BLOCKED;
+	e.key.detail = PYB_WAIT_UNKNOWN; /* in a call begun before tracing */
 	e.key.user_stack = PYB_STACK_ID_NONE;
 	e.key.kernel_stack = PYB_STACK_ID_NONE;
 	if (proc_comm(t->pid, th->host_tid, e.key.comm, sizeof(e.key.comm)) < 0)

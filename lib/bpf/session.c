@@ -746,9 +746,10 @@ void session_print_summary(struct tool_session *s, const char *unit)
 		(unsigned long long)s->lost_events);
 	if (s->col.unknown_code)
 		fprintf(stderr,
-			"%s: %llu frames of code objects that could not be named (their "
+			"%s: %llu frame%s of code objects that could not be named (their "
 			"process exited or freed them first)\n",
-			s->tool, (unsigned long long)s->col.unknown_code);
+			s->tool, (unsigned long long)s->col.unknown_code,
+			s->col.unknown_code == 1 ? "" : "s");
 	if (s->col.missed_kernel || s->col.missed_user)
 		fprintf(stderr,
 			"WARNING: %llu stack traces could not be displayed. Consider increasing "

@@ -184,6 +184,10 @@ static uint32_t reason_of(struct wait_reasons *w, const struct pyb_count_key *k)
 
 	if (k->kind == PYB_KIND_RUNNABLE)
 		return PYB_WAIT_CPU;
+	/* no system call seen: a wait the thread was in as tracing began
+	 * (pyoffcpu seeds those from outside) */
+	if (reason == PYB_WAIT_NONE)
+		return PYB_WAIT_UNKNOWN;
 	if (reason == PYB_WAIT_UNINTERRUPTIBLE)
 		return uninterruptible_kind(w, k->kernel_stack);
 	if (reason == PYB_WAIT_FD) {
