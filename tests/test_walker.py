@@ -106,7 +106,7 @@ def no_phantom(rows):
 
 def check_init_rows(rows, w, qual, hot, call, caller):
     """Every row inside __init__ has it right under its caller, at the hot
-    line; returns the weight of such rows."""
+    line (or its def line, just before); returns the weight of such rows."""
     weight = 0
     for frames, _, count in rows:
         py = python_frames(frames)
@@ -116,7 +116,10 @@ def check_init_rows(rows, w, qual, hot, call, caller):
         i = names.index(qual)
         assert i > 0 and names[i - 1] == caller, frames
         assert py[i - 1] == "%s (%s:%d)" % (caller, w.script, w.lines[call]), frames
-        assert frame_file_line(py[i]) == (w.script, w.lines[hot]), frames
+        # the hot line, or the def line (a frame not started yet, or at its
+        # RESUME: the line CPython gives it too)
+        assert frame_file_line(py[i]) in [(w.script, w.lines[hot]),
+                                          (w.script, w.lines[hot] - 1)], frames
         weight += count
     return weight
 
@@ -160,7 +163,10 @@ def test_init_shim_hidden_by_pydump(interp, pydump, tmp_path):
             assert not any(f.startswith("__init__ (__init__") for f in frames), r.stdout
             if frames and frame_name(frames[0]) == qual:
                 seen += 1
-                assert frames[0] == "%s (%s:%d)" % (qual, w.script, w.lines["HOT_INIT"]), frames
+                # its hot line, or its def line (the line CPython gives a
+                # frame not started yet, 3.8-3.10, or at its RESUME, 3.11+)
+                assert frames[0] in ["%s (%s:%d)" % (qual, w.script, line) for line in
+                                     (w.lines["HOT_INIT"], w.lines["HOT_INIT"] - 1)], frames
                 assert frames[1] == "construct_widgets (%s:%d)" % (
                     w.script, w.lines["CALL_INIT"]), frames
     assert seen >= 5, seen
