@@ -183,7 +183,7 @@ def test_blocked_time_ends_at_wakeup(pyoffcpu, tmp_path):
     for."""
     ncpu = os.cpu_count() or 2
     spinners = [subprocess.Popen([interpreters.HOST_PYTHON, "-c", SPINNER, "60"])
-                for _ in range(ncpu + 1)]
+                for _ in range(2 * ncpu + 2)]
     state_path = str(tmp_path / "state.json")
     out = str(tmp_path / "out.folded")
     sleeper = subprocess.Popen(["nice", "-n", "19", interpreters.HOST_PYTHON,
@@ -201,8 +201,9 @@ def test_blocked_time_ends_at_wakeup(pyoffcpu, tmp_path):
             p.kill()
             p.wait()
     assert rc == 0, err
-    # the precondition: the sleeps really took longer than asked
-    assert truth["wall"] >= 1.3 * truth["requested"], truth
+    # the precondition: the sleeps really took longer than asked (0.3 s
+    # of 2 s: enough to tell blocked time from the wait for a CPU)
+    assert truth["wall"] >= 1.15 * truth["requested"], truth
     with open(out, encoding="utf-8") as fp:
         rows = parse_folded(fp.read())
     blocked = runnable = 0
@@ -214,7 +215,11 @@ def test_blocked_time_ends_at_wakeup(pyoffcpu, tmp_path):
         else:
             blocked += us
     requested, wall = truth["requested"] * 1e6, truth["wall"] * 1e6
-    assert 0.97 * requested <= blocked <= 1.2 * requested, (blocked, runnable, truth)
+    # blocked: the sleeps asked for, their timer slack (5%), and not the
+    # wait for a CPU after them (at most half of that may be taken for it)
+    asleep = 1.05 * requested
+    assert 0.97 * requested <= blocked <= asleep + 0.5 * max(0, wall - asleep), (
+        blocked, runnable, truth)
     # the rest of the sleeps' wall time waited for a CPU
     assert runnable >= 0.5 * (wall - blocked), (blocked, runnable, truth)
 
