@@ -37,6 +37,7 @@ static void free_task(struct async_task *e)
 {
 	for (int i = 0; i < e->nroot; i++) {
 		free(e->root[i].name);
+		free(e->root[i].task_name);
 		free(e->root[i].file);
 	}
 	free(e->root);
@@ -121,7 +122,8 @@ static bool push_task(struct async_task *e, const char *name)
 	snprintf(buf, sizeof(buf), "<task %s>", name);
 	f->task = true;
 	f->name = strdup(buf);
-	return f->name != NULL;
+	f->task_name = strdup(name);
+	return f->name && f->task_name;
 }
 
 static bool push_coroutine(struct async_task *e, struct py_process *p, const struct py_coro_frame *c)

@@ -27,6 +27,7 @@
 struct async_root_frame {
 	bool task;
 	char *name;       /* "<task NAME>", or the coroutine's qualname */
+	char *task_name;  /* a task: NAME, as the program named it; NULL otherwise */
 	char *file;       /* coroutine: co_filename; NULL for a task */
 	int line, first_line; /* coroutine: the line it waits at (-1 unknown), co_firstlineno */
 };

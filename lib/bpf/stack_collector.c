@@ -338,6 +338,12 @@ static uint32_t task_frames(struct stack_collector *c, const struct stack_filter
 	return keep;
 }
 
+/* The task's own name (its root ends with the task itself). */
+static const char *task_name(const struct async_task *task)
+{
+	return task->nroot ? task->root[task->nroot - 1].task_name : NULL;
+}
+
 /* Replaces the frames outside the task (from cut_at on, leaf-first list)
  * with the task's root: "<task NAME>" and the tasks awaiting it. */
 static void root_in_task(struct frame_list *user, int cut_at, const struct async_task *task)
@@ -372,10 +378,11 @@ static int read_stack(int fd, int32_t id, uint64_t *ips)
 	return n;
 }
 
-/* leaves: up to two markers that end the row, NULL for none */
+/* leaves: up to two markers that end the row, NULL for none; task: the
+ * asyncio task the row is rooted in, or NULL */
 static int add_row(struct report *out, const struct pyb_count_key *k, struct frame_list *user,
 		   const char *user_marker, struct frame_list *kernel, const char *const leaves[2],
-		   uint64_t value)
+		   const char *task, uint64_t value)
 {
 	int n = 0, rc, nuser = user->n;
 	uint32_t *v = malloc((size_t)(user->n + kernel->n + 3) * sizeof(*v));
@@ -407,6 +414,8 @@ static int add_row(struct report *out, const struct pyb_count_key *k, struct fra
 		snprintf(comm, sizeof(comm), "?");
 	rc = report_add_row(out, (pid_t)k->pid, (pid_t)k->tid, comm, v, n, nuser, kernel->n,
 			    value);
+	if (rc == 0 && task)
+		rc = report_row_set_task(&out->rows[out->n - 1], task);
 	free(v);
 	return rc;
 }
@@ -660,7 +669,7 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 		leaf_markers(f, &key, leaves);
 		add_row(out, &key, &user,
 			key.kind == PYB_KIND_BLOCKED || runnable ? f->offcpu_marker : NULL, &kernel,
-			leaves, value);
+			leaves, keep && cut_at >= 0 ? task_name(task) : NULL, value);
 		if (!report_find_proc(out, (pid_t)key.pid) &&
 		    report_set_proc(out, (pid_t)key.pid, t ? t->proc.comm : NULL,
 				    t ? t->proc.version_str : NULL) == 0 && t)

@@ -235,29 +235,6 @@ static void set_label(struct pprof_build *b, Label *l, const char *key, const ch
 	l->str = str_index(b, value);
 }
 
-/*
- * --async: the task a row's sample ran in, the innermost "<task NAME>" frame
- * (rows are root first; the tasks awaiting it come before it), into buf as
- * NAME; false when the row has none.
- */
-static bool row_task(const struct report *rep, const struct report_row *r, char *buf,
-		     size_t len)
-{
-	for (int k = r->nframes - 1; k >= 0; k--) {
-		const struct report_frame *f = &rep->frames[r->frames[k]];
-		size_t n;
-
-		if (f->kind != REPORT_FRAME_MARKER || !f->name || strncmp(f->name, "<task ", 6) != 0)
-			continue;
-		n = strlen(f->name + 6);
-		if (n == 0 || f->name[6 + n - 1] != '>')
-			continue;
-		snprintf(buf, len, "%.*s", (int)(n - 1), f->name + 6);
-		return true;
-	}
-	return false;
-}
-
 static int add_samples(struct pprof_build *b, const struct report *rep, bool cpu)
 {
 	size_t nloc = 0, at = 0;
@@ -281,7 +258,7 @@ static int add_samples(struct pprof_build *b, const struct report *rep, bool cpu
 		Label *lab = &b->labels[LABELS_PER_SAMPLE * i];
 		Label **labp = &b->label_ptrs[LABELS_PER_SAMPLE * i];
 		size_t nl = 0;
-		char num[24], task[256];
+		char num[24];
 
 		perftools__profiles__sample__init(s);
 		/* rows are root first; pprof wants the leaf first */
@@ -310,8 +287,8 @@ static int add_samples(struct pprof_build *b, const struct report *rep, bool cpu
 			set_label(b, &lab[nl++], "comm", p->comm);
 		if (p && p->python_version[0])
 			set_label(b, &lab[nl++], "python_version", p->python_version);
-		if (row_task(rep, r, task, sizeof(task)))
-			set_label(b, &lab[nl++], "task", task);
+		if (r->task)
+			set_label(b, &lab[nl++], "task", r->task);
 		for (size_t k = 0; k < nl; k++)
 			labp[k] = &lab[k];
 		s->label = labp;

@@ -21,8 +21,10 @@ static void frame_free(struct report_frame *f)
 
 void report_free(struct report *rep)
 {
-	for (size_t i = 0; i < rep->n; i++)
+	for (size_t i = 0; i < rep->n; i++) {
 		free(rep->rows[i].frames);
+		free(rep->rows[i].task);
+	}
 	for (size_t i = 0; i < rep->nframes; i++)
 		frame_free(&rep->frames[i]);
 	free(rep->rows);
@@ -186,7 +188,15 @@ int report_add_row(struct report *rep, pid_t pid, pid_t tid, const char *comm,
 	row->nuser = nuser;
 	row->nkernel = nkernel;
 	row->value = value;
+	row->task = NULL;
 	return 0;
+}
+
+int report_row_set_task(struct report_row *row, const char *task)
+{
+	free(row->task);
+	row->task = task ? strdup(task) : NULL;
+	return task && !row->task ? -1 : 0;
 }
 
 const struct report_proc *report_find_proc(const struct report *rep, pid_t pid)
@@ -247,6 +257,11 @@ static int row_cmp(const void *a, const void *b)
 		return x->nframes < y->nframes ? -1 : 1;
 	if (x->nkernel != y->nkernel)
 		return x->nkernel < y->nkernel ? -1 : 1;
+	if (!x->task != !y->task)
+		return x->task ? 1 : -1;
+	c = x->task ? strcmp(x->task, y->task) : 0;
+	if (c)
+		return c;
 	return x->nframes ? memcmp(x->frames, y->frames, (size_t)x->nframes * sizeof(*x->frames))
 			  : 0;
 }
@@ -261,6 +276,7 @@ void report_merge_rows(struct report *rep)
 		if (out && row_cmp(&rep->rows[out - 1], &rep->rows[i]) == 0) {
 			rep->rows[out - 1].value += rep->rows[i].value;
 			free(rep->rows[i].frames);
+			free(rep->rows[i].task);
 			continue;
 		}
 		rep->rows[out++] = rep->rows[i];

@@ -67,6 +67,7 @@ struct report_row {
 	int nuser;          /* frames before the kernel ones (Python, native, markers) */
 	int nkernel;
 	uint64_t value;     /* samples, or microseconds */
+	char *task;         /* --async: the asyncio task the samples ran in; NULL none */
 };
 
 /* What a report knows of a process (for titles and pprof labels). */
@@ -112,6 +113,9 @@ long report_intern_frame(struct report *rep, const struct report_frame *f);
 long report_intern_marker(struct report *rep, const char *text);
 
 /* Adds a row with a copy of the nframes frame indices. Returns 0 or -1. */
+/* Labels a row (pprof's task) with a copy of task; -1 out of memory. */
+int report_row_set_task(struct report_row *row, const char *task);
+
 int report_add_row(struct report *rep, pid_t pid, pid_t tid, const char *comm,
 		   const uint32_t *frames, int nframes, int nuser, int nkernel, uint64_t value);
 
