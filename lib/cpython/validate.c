@@ -118,7 +118,7 @@ int py_process_validate(struct py_process *p)
 
 		if (threads[i].host_tid)
 			matched++;
-		nf = py_frames_read_settled(p, threads[i].tstate, frames, CHECK_FRAMES, &truncated);
+		nf = py_frames_read(p, threads[i].tstate, frames, CHECK_FRAMES, &truncated);
 		check_frames(p, frames, nf, &fc);
 	}
 	free(threads);
