@@ -487,7 +487,7 @@ static int u32_cmp(const void *a, const void *b)
  * it holds more than max / 2 entries. */
 static size_t prune_map(int fd, size_t key_size, const void *keep, size_t nkeep, uint32_t max)
 {
-	uint8_t key[8], next[8];
+	uint8_t key[8] = { 0 }, next[8];
 	uint8_t *keys = NULL;
 	size_t n = 0, cap = 0, deleted = 0;
 	bool first = true;
