@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Native (C) stacks unwound in BPF from the binaries' own unwind
+ * information, shared with user space (lib/sys/unwind_table.c builds the
+ * rows, lib/bpf/native_maps.c loads them, bpf_c/native_unwind.bpf.h walks
+ * them). x86-64 only: the return address is always at CFA - 8.
+ */
+#ifndef PYBPF_NATIVE_ABI_H
+#define PYBPF_NATIVE_ABI_H
+
+#include "py_abi.h"
+
+#ifdef PYB_BPF
+typedef s16 pyb_s16;
+typedef s8 pyb_s8;
+#else
+typedef int16_t pyb_s16;
+typedef int8_t pyb_s8;
+#endif
+
+/* Deepest native stack recorded (the kernel's perf_event_max_stack). */
+#ifndef PYB_MAX_NATIVE
+#define PYB_MAX_NATIVE 127
+#endif
+
+/* How a function's caller is found at one address (struct pyb_unwind_row). */
+enum pyb_cfa_kind {
+	PYB_CFA_NONE = 0, /* no unwind information here: the walk ends (counted) */
+	PYB_CFA_RSP,      /* CFA = rsp + cfa_off */
+	PYB_CFA_RBP,      /* CFA = rbp + cfa_off */
+	PYB_CFA_PLT,      /* PLT stub: CFA = rsp + cfa_off, + 8 if (rip & 15) >= rbp_off */
+	PYB_CFA_SIGNAL,   /* signal trampoline: the interrupted registers are in
+			   * the ucontext at rsp (x86-64 rt_sigframe) */
+	PYB_CFA_END,      /* the outermost frame (return address undefined) */
+};
+
+/*
+ * One row of a file's unwind table: from address pc (as linked, the
+ * file's own address) up to the next row's, the caller's frame address
+ * (CFA) and where the caller's rbp was saved: at CFA + 8 * rbp_off, or
+ * nowhere (rbp_off 0: rbp still holds it). The return address is at
+ * CFA - 8. Rows of a file are sorted by pc; a gap between two functions'
+ * code is a PYB_CFA_NONE row.
+ */
+struct pyb_unwind_row {
+	pyb_u32 pc;
+	pyb_s16 cfa_off;
+	pyb_u8 kind;    /* enum pyb_cfa_kind */
+	pyb_s8 rbp_off;
+};
+
+/* Key of `native_maps`, an LPM trie: a process's executable mappings,
+ * each split into aligned power-of-two blocks. addr is big-endian (the
+ * trie matches bytes from the first). */
+struct pyb_native_map_key {
+	pyb_u32 prefixlen; /* 32 (pid) + bits of addr that match */
+	pyb_u32 pid;
+	pyb_u8 addr[8];
+};
+
+enum pyb_native_map_flags {
+	PYB_NMAP_FP = 1 << 0,       /* the file keeps frame pointers: walk rbp */
+	PYB_NMAP_NO_TABLE = 1 << 1, /* neither frame pointers nor unwind rows */
+};
+
+/* Value of `native_maps`: how to unwind code of one mapped file. */
+struct pyb_native_map {
+	pyb_u64 bias;      /* address in the process - address as linked */
+	pyb_u32 first_row; /* the file's rows in `unwind_rows` */
+	pyb_u32 nrows;
+	pyb_u32 flags;     /* enum pyb_native_map_flags */
+	pyb_u32 file;      /* user space's number for the file */
+};
+
+/* Why a native walk ended before the outermost frame. */
+enum pyb_native_end {
+	PYB_NATIVE_COMPLETE = 0,   /* reached the outermost frame */
+	PYB_NATIVE_NO_MAPPING,     /* an address in no known file: JIT code,
+				    * anonymous memory, or a file mapped since */
+	PYB_NATIVE_NO_INFO,        /* code without unwind information */
+	PYB_NATIVE_UNREADABLE,     /* stack memory that could not be read */
+	PYB_NATIVE_TOO_DEEP,       /* more than PYB_MAX_NATIVE frames */
+	PYB_NATIVE_BAD_FRAME,      /* a caller's frame below its callee's */
+	PYB_NATIVE_NO_REGS,        /* no user registers (a kernel thread) */
+	PYB_NATIVE_END_KINDS
+};
+
+/* Value of `native_stacks`: one distinct native stack, innermost first. */
+struct pyb_native_stack {
+	pyb_u64 hash; /* of len and ips: tells apart two stacks whose ids collide */
+	pyb_u32 len;
+	pyb_u32 end;  /* enum pyb_native_end */
+	pyb_u64 ips[PYB_MAX_NATIVE];
+};
+
+#endif
