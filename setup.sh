@@ -26,9 +26,11 @@ DEPS=(libbpfcc-dev bpfcc-tools meson ninja-build pkgconf gcc libelf-dev
 # tests/fuzz; the Debian package test needs the packaging tools and git;
 # tests/test_outputs.py checks speedscope files against the schema npm's
 # speedscope package carries (python3-jsonschema) and renders the flame
-# graph in headless Chromium
+# graph in headless Chromium; tests/unit/test_native_symbols.c names a static
+# libc function through libc6-dbg's debug file (11 MB) and asks a local
+# debuginfod server (0.3 MB)
 TEST_DEPS=(golang-go clang-14 libclang-rt-14-dev build-essential dpkg-dev debhelper
-           lintian git python3-jsonschema npm chromium)
+           lintian git python3-jsonschema npm chromium libc6-dbg debuginfod)
 SID_PYTHONS=(3.13 3.14 3.15)  # the sid chroot gets each one sid has
 
 # Same tool lookup whether started as root or via sudo (secure_path): system
@@ -429,8 +431,12 @@ do_test() {
             -Dbuildtype=debug || rc=1
     fi
     say "test: sanitizer build ($asan)"
-    meson compile -C "$asan" pydump test_units || rc=1
+    meson compile -C "$asan" pydump test_units test_unwind_table test_native_symbols || rc=1
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$asan/tests/test_units" || rc=1
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$asan/tests/test_native_symbols" || rc=1
+    # (every 10th pc or so of each file: the normal build's meson test has all)
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$asan/tests/test_unwind_table" 300000 \
+        >/dev/null || rc=1
     say "test: pydump tests with the sanitizer build"
     # (every reader on three interpreters of different families: the whole
     # matrix runs again below with the normal build)

@@ -10,19 +10,6 @@
 
 #define STATE_STACK 8
 
-enum rule_kind { RULE_SAME, RULE_UNDEF, RULE_OFFSET, RULE_VAL_OFFSET, RULE_REG, RULE_EXPR };
-
-struct rule {
-	enum rule_kind kind;
-	int64_t value; /* offset from the CFA, or a register number */
-};
-
-struct row {
-	int cfa_reg; /* -1: defined by an expression */
-	int64_t cfa_off;
-	struct rule reg[XREG_COUNT];
-};
-
 struct cursor {
 	const uint8_t *p, *end;
 	bool bad;
@@ -84,17 +71,23 @@ static int64_t factor(int64_t v, int64_t f)
 	return (int64_t)((uint64_t)v * (uint64_t)f);
 }
 
-static void skip_block(struct cursor *c)
+/* Skips a block (a DWARF expression) and returns where it starts; its length in *len. */
+static const uint8_t *skip_block(struct cursor *c, size_t *len)
 {
 	uint64_t n = uleb(c);
+	const uint8_t *at = c->p;
 
-	if (n > (uint64_t)(c->end - c->p))
+	*len = 0;
+	if (n > (uint64_t)(c->end - c->p)) {
 		c->bad = true;
-	else
-		c->p += n;
+		return NULL;
+	}
+	c->p += n;
+	*len = (size_t)n;
+	return at;
 }
 
-static void set_rule(struct row *r, uint64_t reg, enum rule_kind kind, int64_t value)
+static void set_rule(struct cfi_row *r, uint64_t reg, enum cfi_rule_kind kind, int64_t value)
 {
 	if (reg < XREG_COUNT) {
 		r->reg[reg].kind = kind;
@@ -105,15 +98,19 @@ static void set_rule(struct row *r, uint64_t reg, enum rule_kind kind, int64_t v
 /*
  * Runs instructions while the location stays at or below pc. initial is
  * the row after the CIE's instructions (DW_CFA_restore goes back to it);
- * NULL while running those. Returns false on garbage.
+ * NULL while running those. With fn, calls it with each row and the
+ * location it holds from: before every advance by more than 0, and at the
+ * location where the run stops. Returns false on garbage (or when fn
+ * returns non-zero).
  */
 static bool run(const struct eh_cfi *cfi, const uint8_t *insns, size_t len, uint64_t pc,
-		struct row *row, const struct row *initial)
+		struct cfi_row *row, const struct cfi_row *initial, cfi_row_fn fn, void *ctx)
 {
 	struct cursor c = { insns, insns + len, false };
-	struct row stack[STATE_STACK];
+	struct cfi_row stack[STATE_STACK];
 	int depth = 0;
 	uint64_t loc = cfi->start;
+	size_t n;
 
 	while (c.p < c.end && !c.bad) {
 		uint8_t op = u8(&c);
@@ -124,7 +121,7 @@ static bool run(const struct eh_cfi *cfi, const uint8_t *insns, size_t len, uint
 			delta = (uint64_t)(op & 0x3f) * cfi->code_align;
 			goto advance;
 		case 2:
-			set_rule(row, op & 0x3f, RULE_OFFSET, factor((int64_t)uleb(&c), cfi->data_align));
+			set_rule(row, op & 0x3f, CFI_RULE_OFFSET, factor((int64_t)uleb(&c), cfi->data_align));
 			continue;
 		case 3:
 			if (initial && (op & 0x3f) < XREG_COUNT)
@@ -139,18 +136,18 @@ static bool run(const struct eh_cfi *cfi, const uint8_t *insns, size_t len, uint
 		case 0x04: delta = fixed(&c, 4) * cfi->code_align; goto advance;
 		case 0x05: /* offset_extended */
 			reg = uleb(&c);
-			set_rule(row, reg, RULE_OFFSET, factor((int64_t)uleb(&c), cfi->data_align));
+			set_rule(row, reg, CFI_RULE_OFFSET, factor((int64_t)uleb(&c), cfi->data_align));
 			break;
 		case 0x06: /* restore_extended */
 			reg = uleb(&c);
 			if (initial && reg < XREG_COUNT)
 				row->reg[reg] = initial->reg[reg];
 			break;
-		case 0x07: set_rule(row, uleb(&c), RULE_UNDEF, 0); break;
-		case 0x08: set_rule(row, uleb(&c), RULE_SAME, 0); break;
+		case 0x07: set_rule(row, uleb(&c), CFI_RULE_UNDEF, 0); break;
+		case 0x08: set_rule(row, uleb(&c), CFI_RULE_SAME, 0); break;
 		case 0x09: /* register */
 			reg = uleb(&c);
-			set_rule(row, reg, RULE_REG, (int64_t)uleb(&c));
+			set_rule(row, reg, CFI_RULE_REG, (int64_t)uleb(&c));
 			break;
 		case 0x0a: /* remember_state */
 			if (depth == STATE_STACK)
@@ -169,17 +166,18 @@ static bool run(const struct eh_cfi *cfi, const uint8_t *insns, size_t len, uint
 		case 0x0d: row->cfa_reg = (int)uleb(&c); break;
 		case 0x0e: row->cfa_off = (int64_t)uleb(&c); break;
 		case 0x0f: /* def_cfa_expression */
-			skip_block(&c);
+			row->cfa_expr = skip_block(&c, &n);
+			row->cfa_expr_len = n;
 			row->cfa_reg = -1;
 			break;
 		case 0x10: /* expression */
 			reg = uleb(&c);
-			skip_block(&c);
-			set_rule(row, reg, RULE_EXPR, 0);
+			(void)skip_block(&c, &n);
+			set_rule(row, reg, CFI_RULE_EXPR, 0);
 			break;
 		case 0x11: /* offset_extended_sf */
 			reg = uleb(&c);
-			set_rule(row, reg, RULE_OFFSET, factor(sleb(&c), cfi->data_align));
+			set_rule(row, reg, CFI_RULE_OFFSET, factor(sleb(&c), cfi->data_align));
 			break;
 		case 0x12: /* def_cfa_sf */
 			row->cfa_reg = (int)uleb(&c);
@@ -188,23 +186,23 @@ static bool run(const struct eh_cfi *cfi, const uint8_t *insns, size_t len, uint
 		case 0x13: row->cfa_off = factor(sleb(&c), cfi->data_align); break;
 		case 0x14: /* val_offset */
 			reg = uleb(&c);
-			set_rule(row, reg, RULE_VAL_OFFSET, factor((int64_t)uleb(&c), cfi->data_align));
+			set_rule(row, reg, CFI_RULE_VAL_OFFSET, factor((int64_t)uleb(&c), cfi->data_align));
 			break;
 		case 0x15:
 			reg = uleb(&c);
-			set_rule(row, reg, RULE_VAL_OFFSET, factor(sleb(&c), cfi->data_align));
+			set_rule(row, reg, CFI_RULE_VAL_OFFSET, factor(sleb(&c), cfi->data_align));
 			break;
 		case 0x16: /* val_expression */
 			reg = uleb(&c);
-			skip_block(&c);
-			set_rule(row, reg, RULE_EXPR, 0);
+			(void)skip_block(&c, &n);
+			set_rule(row, reg, CFI_RULE_EXPR, 0);
 			break;
 		case 0x2e: /* GNU_args_size */
 			(void)uleb(&c);
 			break;
 		case 0x2f: /* GNU_negative_offset_extended */
 			reg = uleb(&c);
-			set_rule(row, reg, RULE_OFFSET,
+			set_rule(row, reg, CFI_RULE_OFFSET,
 				 (int64_t)(0 - (uint64_t)factor((int64_t)uleb(&c), cfi->data_align)));
 			break;
 		default: /* set_loc and vendor extensions */
@@ -212,28 +210,50 @@ static bool run(const struct eh_cfi *cfi, const uint8_t *insns, size_t len, uint
 		}
 		continue;
 advance:
-		if (loc + delta > pc)
-			return !c.bad;
+		/* (with fn, pc is the range's last byte: an advance that wraps
+		 * around goes past it too) */
+		if (loc + delta > pc || (fn && loc + delta < loc))
+			break;
+		if (fn && delta && !c.bad && fn(ctx, loc, row) != 0)
+			return false;
 		loc += delta;
 	}
-	return !c.bad;
+	if (c.bad)
+		return false;
+	return !fn || fn(ctx, loc, row) == 0;
+}
+
+/* The row the CIE's instructions set up, before the FDE's. */
+static bool initial_row(const struct eh_cfi *cfi, struct cfi_row *initial)
+{
+	memset(initial, 0, sizeof(*initial)); /* CFI_RULE_SAME everywhere */
+	initial->cfa_reg = XREG_RSP;
+	return run(cfi, cfi->cie_insns, cfi->cie_len, UINT64_MAX, initial, NULL, NULL, NULL);
+}
+
+int cfi_each_row(const struct eh_cfi *cfi, cfi_row_fn fn, void *ctx)
+{
+	struct cfi_row initial, row;
+
+	if (cfi->end <= cfi->start || !initial_row(cfi, &initial))
+		return -1;
+	row = initial;
+	return run(cfi, cfi->fde_insns, cfi->fde_len, cfi->end - 1, &row, &initial, fn, ctx) ? 0 : -1;
 }
 
 enum cfi_step_result cfi_unwind_step(const struct eh_cfi *cfi, uint64_t pc, struct proc_regs *regs,
 				     cfi_read_fn read, void *ctx)
 {
-	struct row initial, row;
+	struct cfi_row initial, row;
 	struct proc_regs out;
 	uint64_t cfa;
 
 	if (cfi->ra_reg != XREG_RIP)
 		return CFI_STEP_FAILED;
-	memset(&initial, 0, sizeof(initial)); /* RULE_SAME everywhere */
-	initial.cfa_reg = XREG_RSP;
-	if (!run(cfi, cfi->cie_insns, cfi->cie_len, UINT64_MAX, &initial, NULL))
+	if (!initial_row(cfi, &initial))
 		return CFI_STEP_FAILED;
 	row = initial;
-	if (!run(cfi, cfi->fde_insns, cfi->fde_len, pc, &row, &initial))
+	if (!run(cfi, cfi->fde_insns, cfi->fde_len, pc, &row, &initial, NULL, NULL))
 		return CFI_STEP_FAILED;
 	if (row.cfa_reg < 0 || row.cfa_reg >= XREG_COUNT)
 		return CFI_STEP_FAILED;
@@ -244,33 +264,33 @@ enum cfi_step_result cfi_unwind_step(const struct eh_cfi *cfi, uint64_t pc, stru
 	out.syscall_nr = -1;
 	out.fs_base = regs->fs_base;
 	for (int i = 0; i < XREG_COUNT; i++) {
-		const struct rule *r = &row.reg[i];
+		const struct cfi_rule *r = &row.reg[i];
 		uint64_t v;
 
 		switch (r->kind) {
-		case RULE_SAME:
+		case CFI_RULE_SAME:
 			/* callee-saved registers keep their values; others are lost */
 			if (proc_regs_has(regs, i) &&
 			    (i == XREG_RBX || i == XREG_RBP || (i >= XREG_R12 && i <= XREG_R15)))
 				proc_regs_set(&out, i, regs->r[i]);
 			break;
-		case RULE_OFFSET:
+		case CFI_RULE_OFFSET:
 			if (read(ctx, cfa + (uint64_t)r->value, &v) < 0)
 				return CFI_STEP_FAILED;
 			proc_regs_set(&out, i, v);
 			break;
-		case RULE_VAL_OFFSET:
+		case CFI_RULE_VAL_OFFSET:
 			proc_regs_set(&out, i, cfa + (uint64_t)r->value);
 			break;
-		case RULE_REG:
+		case CFI_RULE_REG:
 			if (r->value >= 0 && r->value < XREG_COUNT && proc_regs_has(regs, r->value))
 				proc_regs_set(&out, i, regs->r[r->value]);
 			break;
-		case RULE_UNDEF:
+		case CFI_RULE_UNDEF:
 			if (i == XREG_RIP)
 				return CFI_STEP_END;
 			break;
-		case RULE_EXPR:
+		case CFI_RULE_EXPR:
 			if (i == XREG_RIP)
 				return CFI_STEP_FAILED;
 			break;

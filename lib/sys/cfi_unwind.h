@@ -11,6 +11,7 @@
 #define PYBPF_SYS_CFI_UNWIND_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sys/eh_frame.h"
@@ -24,6 +25,44 @@ enum cfi_step_result {
 	CFI_STEP_FAILED = -1,  /* rules we do not follow, or memory we cannot read */
 	CFI_STEP_NO_REG = -2,  /* the frame is found from a register we do not know (rbp) */
 };
+
+/* The rule for one register in a row of the CFI table (DWARF 4, 6.4.1). */
+enum cfi_rule_kind {
+	CFI_RULE_SAME = 0,   /* same value, or no rule given (callee-saved keep theirs) */
+	CFI_RULE_UNDEF,      /* undefined: for the return address, the outermost frame */
+	CFI_RULE_OFFSET,     /* saved at CFA + value */
+	CFI_RULE_VAL_OFFSET, /* the value is CFA + value */
+	CFI_RULE_REG,        /* in register number value */
+	CFI_RULE_EXPR,       /* by a DWARF expression (not kept) */
+};
+
+struct cfi_rule {
+	enum cfi_rule_kind kind;
+	int64_t value; /* offset from the CFA, or a register number */
+};
+
+/* The rules at one address: how the CFA is found and where each of the
+ * registers 0..16 (16 the return address) was saved. */
+struct cfi_row {
+	int cfa_reg;      /* CFA = r[cfa_reg] + cfa_off; -1: by an expression */
+	int64_t cfa_off;
+	const uint8_t *cfa_expr; /* the expression when cfa_reg is -1, in the */
+	size_t cfa_expr_len;     /* section's data (as eh_cfi points into it) */
+	struct cfi_rule reg[XREG_COUNT];
+};
+
+/* Called with the row that holds from loc up to the next call's loc (or the
+ * end of the FDE's range). Returns 0 to go on. */
+typedef int (*cfi_row_fn)(void *ctx, uint64_t loc, const struct cfi_row *row);
+
+/*
+ * Runs the CIE's and the FDE's instructions over the FDE's whole range:
+ * fn at cfi->start, then at each location the instructions advance to,
+ * increasing and below cfi->end (an advance by 0 calls nothing; rows may
+ * repeat). Returns 0, or -1 if the instructions are garbled or fn stopped
+ * the run (fn may have been called before).
+ */
+int cfi_each_row(const struct eh_cfi *cfi, cfi_row_fn fn, void *ctx);
 
 /*
  * Replaces *regs (a frame whose code cfi describes) with its caller's. pc

@@ -3,8 +3,9 @@
  * A fragment of a function begins at code that nothing falls through to
  * (what precedes it belongs to other code), so some part of the same
  * function jumps to its first byte; and it runs in the frame its entry set
- * up, so its FDE says CFA = rbp + 16 from the start, where a function of
- * its own (or a tail-called one) starts with CFA = rsp + 8. Starting from
+ * up, so its FDE says CFA = rbp + 16 from the start (or, without frame
+ * pointers, rsp plus the size of that frame), where a function of its own
+ * (or a tail-called one) starts with CFA = rsp + 8. Starting from
  * the entry, every near jmp/jcc whose target is the first byte of such an
  * FDE adds that fragment, until none is left. Jumps are found by their
  * encoding (E9 rel32, 0F 8x rel32) at every byte, without decoding
@@ -84,8 +85,6 @@ int eval_fragments(struct elf_image *img, uint64_t entry, uint64_t size, struct 
 		goto out;
 	fdes = eh_frame_fdes(eh, eh_size, eh_addr, &nfdes);
 	*frame_pointers = mostly_frame_pointers(fdes, nfdes);
-	if (!*frame_pointers)
-		goto out;
 	for (int i = 0; i < n; i++) {
 		uint64_t len = out[i].end - out[i].start;
 

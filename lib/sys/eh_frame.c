@@ -13,6 +13,7 @@
 #define DW_EH_PE_omit 0xff
 #define DW_EH_PE_pcrel 0x10
 #define X86_64_RBP 6
+#define X86_64_RSP 7
 
 struct reader {
 	const uint8_t *p, *end;
@@ -175,8 +176,10 @@ static void skip_block(struct reader *r)
 
 /*
  * Runs through the FDE's call frame instructions: whether the CFA is
- * defined on rbp before the first advance (at the FDE's first byte), and
- * anywhere in it (the function keeps a frame pointer).
+ * defined on rbp, or on rsp at another offset than a call leaves (8),
+ * before the first advance (at the FDE's first byte: a frame is already
+ * set up there), and on rbp anywhere in it (the function keeps a frame
+ * pointer).
  */
 static void scan_cfa(struct reader *r, struct eh_fde *f)
 {
@@ -184,7 +187,7 @@ static void scan_cfa(struct reader *r, struct eh_fde *f)
 
 	while (need(r, 1)) {
 		uint8_t op = *r->p++;
-		int64_t reg = -1;
+		int64_t reg = -1, off = -1;
 
 		switch (op >> 6) {
 		case 1: advanced = true; continue; /* DW_CFA_advance_loc */
@@ -196,11 +199,18 @@ static void scan_cfa(struct reader *r, struct eh_fde *f)
 		case 0x02: (void)read_le(r, 1); advanced = true; break;
 		case 0x03: (void)read_le(r, 2); advanced = true; break;
 		case 0x04: (void)read_le(r, 4); advanced = true; break;
-		case 0x0c: reg = (int64_t)read_uleb(r); (void)read_uleb(r); break; /* def_cfa */
-		case 0x12: reg = (int64_t)read_uleb(r); (void)read_sleb(r); break; /* def_cfa_sf */
+		case 0x0c: /* def_cfa */
+			reg = (int64_t)read_uleb(r);
+			off = (int64_t)read_uleb(r);
+			break;
+		case 0x12: /* def_cfa_sf */
+			reg = (int64_t)read_uleb(r);
+			(void)read_sleb(r); /* factored: not the plain case looked for */
+			break;
 		case 0x0d: reg = (int64_t)read_uleb(r); break; /* def_cfa_register */
-		case 0x0e: case 0x06: case 0x07: case 0x08: case 0x2e: (void)read_uleb(r); break;
-		case 0x13: (void)read_sleb(r); break;
+		case 0x0e: off = (int64_t)read_uleb(r); break; /* def_cfa_offset */
+		case 0x06: case 0x07: case 0x08: case 0x2e: (void)read_uleb(r); break;
+		case 0x13: (void)read_sleb(r); break; /* def_cfa_offset_sf */
 		case 0x05: case 0x09: case 0x14: case 0x2f: (void)read_uleb(r); (void)read_uleb(r); break;
 		case 0x11: case 0x15: (void)read_uleb(r); (void)read_sleb(r); break;
 		case 0x0f: skip_block(r); break; /* def_cfa_expression */
@@ -212,6 +222,10 @@ static void scan_cfa(struct reader *r, struct eh_fde *f)
 			if (!advanced)
 				f->continues_frame = true;
 		}
+		/* the CIE's rule is rsp + 8; rsp is the only other CFA register
+		 * compilers use at a function's first byte */
+		if (off >= 0 && off != 8 && (reg < 0 || reg == X86_64_RSP) && !advanced && !r->bad)
+			f->continues_frame = true;
 	}
 }
 

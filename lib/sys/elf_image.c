@@ -11,20 +11,20 @@
 
 #define PAGE_MASK_4K (~(uint64_t)4095)
 
-int elf_image_open(struct elf_image *img, const char *path)
+static int open_with(struct elf_image *img, int fd, Elf_Cmd cmd)
 {
 	GElf_Ehdr ehdr;
 	size_t nphdr;
 	Elf *elf;
 
 	memset(img, 0, sizeof(*img));
-	img->fd = -1;
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	img->fd = fd;
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		close(fd);
+		img->fd = -1;
 		return -1;
-	img->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (img->fd < 0)
-		return -1;
-	elf = elf_begin(img->fd, ELF_C_READ_MMAP, NULL);
+	}
+	elf = elf_begin(img->fd, cmd, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64 ||
 	    !gelf_getehdr(elf, &ehdr) || elf_getphdrnum(elf, &nphdr) != 0) {
 		if (elf)
@@ -45,6 +45,25 @@ int elf_image_open(struct elf_image *img, const char *path)
 		}
 	}
 	return 0;
+}
+
+int elf_image_open(struct elf_image *img, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		memset(img, 0, sizeof(*img));
+		img->fd = -1;
+		return -1;
+	}
+	return open_with(img, fd, ELF_C_READ_MMAP);
+}
+
+int elf_image_open_fd(struct elf_image *img, int fd)
+{
+	/* read(2), never mmap(2): a file truncated while we read it must
+	 * give errors, not SIGBUS */
+	return open_with(img, fd, ELF_C_READ);
 }
 
 void elf_image_close(struct elf_image *img)

@@ -16,6 +16,11 @@ struct elf_image {
 
 /* Returns 0, or -1 if the file cannot be opened or is not a 64-bit ELF. */
 int elf_image_open(struct elf_image *img, const char *path);
+/* The same for a file already open; takes fd (closed on failure too).
+ * Reads through the descriptor instead of mapping the file, so that a
+ * file changed while it is read (a process's binary, untrusted) cannot
+ * fault. */
+int elf_image_open_fd(struct elf_image *img, int fd);
 void elf_image_close(struct elf_image *img);
 
 /* Looks in .dynsym, then .symtab. Returns 0 and the symbol's value, or -1. */

@@ -67,7 +67,7 @@ CHROOTS=${PYBPF_CACHE:-/var/cache/pybpf-tools}/chroots
 TARGETS=(linetable py_version debug_offsets elf_image eh_frame dwarf_offsets proc_maps
          core_file py_objects cfi_unwind proc_net
          py_code code_names py_frames py_threads asyncio report_folded report_svg
-         report_speedscope report_pprof bpf_image)
+         report_speedscope report_pprof bpf_image unwind_table)
 # Runs of the fixed exploration: about 5-10 s per target on a 2-vCPU VM
 # (the slow ones do real file and /proc I/O per input); the whole fuzz step,
 # build included, stays under about 5 minutes.
@@ -77,7 +77,7 @@ declare -A RUNS=(
     [code_names]=8000 [py_frames]=30000 [py_threads]=8000 [asyncio]=20000 [report_folded]=30000
     [report_svg]=15000 [report_speedscope]=30000 [report_pprof]=6000
     [bpf_image]=20000 [core_file]=5000 [py_objects]=10000 [cfi_unwind]=5000
-    [proc_net]=20000
+    [proc_net]=20000 [unwind_table]=8000
 )
 
 say() { printf 'fuzz: %s\n' "$*"; }
@@ -372,6 +372,10 @@ seed() {
     rm -rf "$B/seeds/fuzz_asyncio"
     cp -r "$B/seeds/fuzz_py_frames" "$B/seeds/fuzz_asyncio" 2>/dev/null ||
         mkdir -p "$B/seeds/fuzz_asyncio"
+    # unwind_table: the same sections as eh_frame
+    rm -rf "$B/seeds/fuzz_unwind_table"
+    cp -r "$B/seeds/fuzz_eh_frame" "$B/seeds/fuzz_unwind_table" 2>/dev/null ||
+        mkdir -p "$B/seeds/fuzz_unwind_table"
     touch "$B/seeds/.done"
 }
 

@@ -1,0 +1,731 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sys/native_symbols.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sys/eh_frame.h"
+#include "sys/elf_image.h"
+#include "sys/elf_symbols.h"
+#include "sys/proc_maps.h"
+
+#define FILE_BUCKETS 256
+#define EH_FRAME_MAX (64u << 20)
+#define PROC_BUCKETS 256
+#define BUILD_ID_HEX 129 /* a build-id of up to 64 bytes, as hex, + NUL */
+/* How far a zero-size symbol that is last in its table reaches (as
+ * elf_symtab_find has it); others reach the next symbol. */
+#define ZERO_SIZE_REACH 4096
+/* How many symbols below an address are looked at for one whose size
+ * covers it: aliases at one address (glibc has up to ~6 per function, in
+ * both tables) and zero-size labels inside a function sort in between. */
+#define COVER_WINDOW 32
+
+struct ns_sym {
+	uint64_t start, size;
+	const char *name;
+	unsigned int rank; /* 0: a .symtab (the file's or its debug file's), 1: .dynsym */
+};
+
+/* One file, by what was opened (not by name): shared by every process
+ * that maps it, in any root. */
+struct ns_file {
+	struct ns_file *next;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime; /* with size: rewritten in place is another file */
+	bool failed;
+	struct elf_symtab own;   /* the file's .symtab, else its .dynsym */
+	struct elf_symtab debug; /* the separate debug file's .symtab */
+	struct ns_sym *syms;     /* both, by address */
+	size_t n;
+	/* the functions .eh_frame describes, named or not (by start) */
+	struct eh_fde *fdes;
+	size_t nfdes;
+};
+
+struct ns_map {
+	uint64_t start, end, offset, inode, bias;
+	char *path; /* as the process names it */
+	struct ns_file *file; /* NULL before resolved, or when unreadable */
+	bool resolved;
+};
+
+struct ns_proc {
+	struct ns_proc *next;
+	pid_t pid;
+	struct ns_map *maps; /* executable file mappings, by address */
+	size_t n;
+};
+
+/* A build-id asked of debuginfod and its answer (NULL: none). */
+struct ns_asked {
+	struct ns_asked *next;
+	char id[BUILD_ID_HEX];
+	char *path;
+};
+
+/* libdebuginfod's API, declared here: it is loaded only when wanted. */
+typedef struct debuginfod_client debuginfod_client;
+typedef debuginfod_client *(*dbgi_begin_fn)(void);
+typedef int (*dbgi_find_fn)(debuginfod_client *, const unsigned char *, int, char **);
+typedef void (*dbgi_end_fn)(debuginfod_client *);
+
+struct native_symbols {
+	struct ns_file *files[FILE_BUCKETS];
+	struct ns_proc *procs[PROC_BUCKETS];
+	struct native_symbols_stats stats;
+	struct {
+		bool tried;
+		debuginfod_client *client;
+		dbgi_find_fn find;
+		dbgi_end_fn end;
+		struct ns_asked *asked;
+	} dbgi;
+};
+
+struct native_symbols *native_symbols_new(void)
+{
+	return calloc(1, sizeof(struct native_symbols));
+}
+
+static void proc_free(struct ns_proc *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->maps[i].path);
+	free(p->maps);
+	free(p);
+}
+
+void native_symbols_free(struct native_symbols *ns)
+{
+	if (!ns)
+		return;
+	for (size_t b = 0; b < PROC_BUCKETS; b++) {
+		while (ns->procs[b]) {
+			struct ns_proc *p = ns->procs[b];
+
+			ns->procs[b] = p->next;
+			proc_free(p);
+		}
+	}
+	for (size_t b = 0; b < FILE_BUCKETS; b++) {
+		while (ns->files[b]) {
+			struct ns_file *f = ns->files[b];
+
+			ns->files[b] = f->next;
+			elf_symtab_free(&f->own);
+			elf_symtab_free(&f->debug);
+			free(f->syms);
+			free(f->fdes);
+			free(f);
+		}
+	}
+	while (ns->dbgi.asked) {
+		struct ns_asked *a = ns->dbgi.asked;
+
+		ns->dbgi.asked = a->next;
+		free(a->path);
+		free(a);
+	}
+	/* libdebuginfod stays loaded: the libcurl and TLS libraries it pulls
+	 * in set up globals that do not unload cleanly */
+	if (ns->dbgi.client)
+		ns->dbgi.end(ns->dbgi.client);
+	free(ns);
+}
+
+void native_symbols_stats(const struct native_symbols *ns, struct native_symbols_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (ns)
+		*out = ns->stats;
+}
+
+/* ------------------------------------------------------------ opening -- */
+
+/*
+ * Opens path as process pid sees it (pid 0: as we do). RESOLVE_IN_ROOT
+ * keeps symlinks inside the process's root too: an absolute link in a
+ * container names the container's file, where /proc/PID/root/link would
+ * follow it out to the host's.
+ */
+static int open_as(pid_t pid, const char *path)
+{
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	char root[64];
+	int dir, fd;
+
+	if (!pid)
+		return open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	dir = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -1;
+	/* EAGAIN: a rename raced the walk; the kernel asks for a retry */
+	for (int tries = 0; tries < 3; tries++) {
+		fd = (int)syscall(SYS_openat2, dir, path, &how, sizeof(how));
+		if (fd >= 0 || errno != EAGAIN)
+			break;
+	}
+	if (fd < 0 && errno == ENOSYS) /* Linux before 5.6 */
+		fd = openat(dir, path[0] == '/' ? path + 1 : path, O_RDONLY | O_CLOEXEC);
+	close(dir);
+	return fd;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/* The file behind a mapping, as mapped: map_files is the mapped file itself
+ * (even deleted or replaced since); it needs CAP_SYS_ADMIN or
+ * CAP_CHECKPOINT_RESTORE, else the path, in the process's root, if it
+ * still names the inode that was mapped (on overlayfs with xino inode
+ * numbers differ: no name then, rather than a wrong one). */
+static int open_mapping(pid_t pid, const struct ns_map *m)
+{
+	char path[96];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	/* a deleted file's path names another file or none */
+	if (ends_with(m->path, " (deleted)"))
+		return -1;
+	fd = open_as(pid, m->path);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_ino != m->inode)) {
+		close(fd); /* replaced since it was mapped */
+		return -1;
+	}
+	return fd;
+}
+
+static bool has_symtab(struct elf_image *img)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(img->elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB && sh.sh_size)
+			return true;
+	return false;
+}
+
+/* A debug file fits: it has a .symtab, and the build-id wanted if both
+ * have one. */
+static bool debug_fits(struct elf_image *dbg, const char *want_id)
+{
+	char id[BUILD_ID_HEX];
+
+	if (!has_symtab(dbg))
+		return false;
+	return !want_id || elf_image_build_id(dbg, id, sizeof(id)) < 0 || strcmp(id, want_id) == 0;
+}
+
+/* Opens a debug file at path: in the process's root, then in ours. */
+static int open_debug(pid_t pid, const char *path, const char *want_id, const struct stat *main_st,
+		      struct elf_image *out)
+{
+	for (int r = 0; r < 2; r++) {
+		struct stat st;
+		int fd = open_as(r == 0 ? pid : 0, path);
+
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) < 0 || (st.st_dev == main_st->st_dev && st.st_ino == main_st->st_ino)) {
+			close(fd);
+			continue;
+		}
+		if (elf_image_open_fd(out, fd) < 0)
+			continue;
+		if (debug_fits(out, want_id))
+			return 0;
+		elf_image_close(out);
+	}
+	return -1;
+}
+
+/* ---------------------------------------------------------- debuginfod -- */
+
+/* Loads libdebuginfod, once, and only when DEBUGINFOD_URLS asks for it:
+ * no network traffic a user did not configure. */
+static bool debuginfod_ready(struct native_symbols *ns)
+{
+	const char *urls;
+	dbgi_begin_fn begin;
+	void *lib;
+
+	if (ns->dbgi.tried)
+		return ns->dbgi.client != NULL;
+	ns->dbgi.tried = true;
+	urls = getenv("DEBUGINFOD_URLS");
+	if (!urls || !urls[0])
+		return false;
+	lib = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		return false;
+	begin = (dbgi_begin_fn)dlsym(lib, "debuginfod_begin");
+	ns->dbgi.find = (dbgi_find_fn)dlsym(lib, "debuginfod_find_debuginfo");
+	ns->dbgi.end = (dbgi_end_fn)dlsym(lib, "debuginfod_end");
+	if (begin && ns->dbgi.find && ns->dbgi.end)
+		ns->dbgi.client = begin();
+	return ns->dbgi.client != NULL;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* The debug file of build-id id from debuginfod; each id is asked once. */
+static int debuginfod_open(struct native_symbols *ns, const char *id, struct elf_image *out)
+{
+	unsigned char bin[BUILD_ID_HEX / 2];
+	size_t len = strlen(id) / 2;
+	struct ns_asked *a;
+	int fd;
+
+	for (a = ns->dbgi.asked; a; a = a->next)
+		if (strcmp(a->id, id) == 0)
+			break;
+	if (!a) {
+		char *path = NULL;
+
+		if (!debuginfod_ready(ns) || len == 0 || len > sizeof(bin) || !(a = calloc(1, sizeof(*a))))
+			return -1;
+		snprintf(a->id, sizeof(a->id), "%s", id);
+		a->next = ns->dbgi.asked;
+		ns->dbgi.asked = a;
+		for (size_t i = 0; i < len; i++) {
+			int hi = hex_digit(id[2 * i]), lo = hex_digit(id[2 * i + 1]);
+
+			if (hi < 0 || lo < 0)
+				return -1;
+			bin[i] = (unsigned char)(hi << 4 | lo);
+		}
+		fd = ns->dbgi.find(ns->dbgi.client, bin, (int)len, &path);
+		if (fd < 0)
+			return -1;
+		a->path = path; /* in the client's cache: asked again, read from there */
+	} else {
+		if (!a->path)
+			return -1;
+		fd = open(a->path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+	}
+	if (elf_image_open_fd(out, fd) < 0)
+		return -1;
+	if (debug_fits(out, id))
+		return 0;
+	elf_image_close(out);
+	return -1;
+}
+
+/* ------------------------------------------------------------ symbols -- */
+
+static size_t leading_underscores(const char *s)
+{
+	return strspn(s, "_");
+}
+
+/* Which of two symbols at one address names it: the .symtab's; one with a
+ * size; then the public spelling of aliases (getpid over __getpid, malloc
+ * over __libc_malloc), shorter, then by bytes for a fixed answer. */
+static int better(const struct ns_sym *a, const struct ns_sym *b)
+{
+	size_t ua, ub, la, lb;
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (!a->size != !b->size)
+		return a->size ? -1 : 1;
+	ua = leading_underscores(a->name);
+	ub = leading_underscores(b->name);
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	la = strlen(a->name);
+	lb = strlen(b->name);
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* By address, the best name of an address first. */
+static int by_start(const void *pa, const void *pb)
+{
+	const struct ns_sym *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return better(a, b);
+}
+
+static int build_table(struct ns_file *f, bool own_is_symtab)
+{
+	size_t n = 0;
+
+	f->syms = calloc(f->own.n + f->debug.n + 1, sizeof(*f->syms));
+	if (!f->syms)
+		return -1;
+	for (size_t i = 0; i < f->own.n; i++)
+		f->syms[n++] = (struct ns_sym){ f->own.v[i].start, f->own.v[i].size, f->own.v[i].name,
+						own_is_symtab ? 0 : 1 };
+	for (size_t i = 0; i < f->debug.n; i++)
+		f->syms[n++] = (struct ns_sym){ f->debug.v[i].start, f->debug.v[i].size,
+						f->debug.v[i].name, 0 };
+	qsort(f->syms, n, sizeof(*f->syms), by_start);
+	f->n = n;
+	return 0;
+}
+
+/*
+ * The symbol holding vaddr. A symbol with a size holds its bytes: of
+ * several, the .symtab's first (a debug file's names over the .dynsym's),
+ * then the innermost. Only where none does, a zero-size symbol holds what
+ * lies up to the next symbol, if no symbol at its address has a size.
+ */
+static const struct ns_sym *table_find(const struct ns_file *f, uint64_t vaddr)
+{
+	const struct ns_sym *best = NULL;
+	size_t lo = 0, hi = f->n, first;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->syms[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	for (size_t j = lo; j-- > 0 && lo - j <= COVER_WINDOW;) {
+		const struct ns_sym *s = &f->syms[j];
+
+		if (!s->size || vaddr - s->start >= s->size)
+			continue;
+		/* walking down: a later find is further out, or an alias
+		 * sorted before (better than) the one we have */
+		if (!best || s->rank < best->rank || (s->rank == best->rank && s->start == best->start))
+			best = s;
+	}
+	if (best)
+		return best;
+	first = lo - 1;
+	while (first > 0 && f->syms[first - 1].start == f->syms[lo - 1].start)
+		first--;
+	for (size_t j = first; j < lo; j++)
+		if (f->syms[j].size)
+			return NULL; /* its size says where it ends, before vaddr */
+	if (lo < f->n || vaddr - f->syms[first].start < ZERO_SIZE_REACH)
+		return &f->syms[first];
+	return NULL;
+}
+
+/* ------------------------------------------------------------ files -- */
+
+static size_t file_bucket(dev_t dev, ino_t ino)
+{
+	return (size_t)((ino * 31u + dev) % FILE_BUCKETS);
+}
+
+static struct ns_file *file_find(struct native_symbols *ns, const struct stat *st)
+{
+	for (struct ns_file *f = ns->files[file_bucket(st->st_dev, st->st_ino)]; f; f = f->next)
+		if (f->dev == st->st_dev && f->ino == st->st_ino && f->size == st->st_size &&
+		    f->mtime.tv_sec == st->st_mtim.tv_sec && f->mtime.tv_nsec == st->st_mtim.tv_nsec)
+			return f;
+	return NULL;
+}
+
+static struct ns_file *file_add(struct native_symbols *ns, const struct stat *st)
+{
+	struct ns_file *f = calloc(1, sizeof(*f));
+	size_t b = file_bucket(st->st_dev, st->st_ino);
+
+	if (!f)
+		return NULL;
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->size = st->st_size;
+	f->mtime = st->st_mtim;
+	f->next = ns->files[b];
+	ns->files[b] = f;
+	return f;
+}
+
+/* The separate debug file of a file without .symtab, GDB's way: by
+ * build-id, then by .gnu_debuglink beside the file, in .debug/ there, and
+ * under /usr/lib/debug; then debuginfod. */
+static void load_debug(struct native_symbols *ns, pid_t pid, const char *path, struct elf_image *img,
+		       const struct stat *st, struct ns_file *f)
+{
+	static const char *const link_at[] = { "%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s" };
+	char id[BUILD_ID_HEX], link[NAME_MAX + 1], dir[PATH_MAX], cand[PATH_MAX + NAME_MAX + 32];
+	bool has_id = elf_image_build_id(img, id, sizeof(id)) == 0 && strlen(id) > 2;
+	struct elf_image dbg;
+
+	if (has_id) {
+		snprintf(cand, sizeof(cand), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+		if (open_debug(pid, cand, id, st, &dbg) == 0)
+			goto found;
+	}
+	if (elf_image_debuglink(img, link, sizeof(link)) == 0 && strlen(path) < sizeof(dir)) {
+		/* DIR: the file's directory as the process names it ("" for /) */
+		char *slash;
+
+		snprintf(dir, sizeof(dir), "%s", path);
+		slash = strrchr(dir, '/');
+		if (slash)
+			*slash = '\0';
+		for (size_t i = 0; i < sizeof(link_at) / sizeof(link_at[0]); i++) {
+			snprintf(cand, sizeof(cand), link_at[i], dir, link);
+			if (open_debug(pid, cand, has_id ? id : NULL, st, &dbg) == 0)
+				goto found;
+		}
+	}
+	if (has_id && debuginfod_open(ns, id, &dbg) == 0) {
+		ns->stats.from_debuginfod++;
+		elf_symtab_load(&f->debug, &dbg);
+		elf_image_close(&dbg);
+	}
+	return;
+found:
+	ns->stats.with_debug_file++;
+	elf_symtab_load(&f->debug, &dbg);
+	elf_image_close(&dbg);
+}
+
+/* Where the file's functions are by its unwind information: what tells
+ * functions apart where no symbol names them (stripped static ones). */
+static void load_fdes(struct ns_file *f, struct elf_image *img)
+{
+	uint64_t addr, size;
+	uint8_t *eh;
+
+	if (elf_image_section(img, ".eh_frame", &addr, &size) != 0 || !size || size > EH_FRAME_MAX)
+		return;
+	eh = malloc(size);
+	if (eh && elf_image_read_vaddr(img, addr, eh, size) == 0)
+		f->fdes = eh_frame_fdes(eh, size, addr, &f->nfdes);
+	free(eh);
+}
+
+/* Symbols of a file just opened: its own, its debug file's. */
+static void file_load(struct native_symbols *ns, pid_t pid, const char *path, struct elf_image *img,
+		      const struct stat *st, struct ns_file *f)
+{
+	bool symtab = has_symtab(img);
+
+	load_fdes(f, img);
+	elf_symtab_load(&f->own, img); /* none: still a file, without names */
+	if (symtab)
+		ns->stats.with_symtab++;
+	else
+		load_debug(ns, pid, path, img, st, f);
+	if (build_table(f, symtab) < 0) {
+		elf_symtab_free(&f->own);
+		elf_symtab_free(&f->debug);
+	}
+	ns->stats.files++;
+}
+
+/* The file of a mapping and the mapping's load bias. */
+static void resolve_map(struct native_symbols *ns, pid_t pid, struct ns_map *m)
+{
+	struct elf_image img;
+	struct ns_file *f;
+	struct stat st;
+	uint64_t vaddr;
+	int fd;
+
+	m->resolved = true;
+	fd = open_mapping(pid, m);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		if (fd >= 0)
+			close(fd);
+		ns->stats.failed++;
+		return;
+	}
+	f = file_find(ns, &st);
+	if (f && f->failed) {
+		close(fd);
+		return;
+	}
+	if (elf_image_open_fd(&img, fd) < 0) { /* takes fd */
+		if (!f && (f = file_add(ns, &st))) {
+			f->failed = true;
+			ns->stats.failed++;
+		}
+		return;
+	}
+	/* the mapping's file offset is at this linked address; no PT_LOAD
+	 * maps it: not the file that was mapped there (or garbage) */
+	if (elf_image_vaddr_of_offset(&img, m->offset, &vaddr) < 0) {
+		elf_image_close(&img);
+		return;
+	}
+	m->bias = img.is_dyn ? m->start - vaddr : 0;
+	if (!f && (f = file_add(ns, &st)))
+		file_load(ns, pid, m->path, &img, &st, f);
+	elf_image_close(&img);
+	m->file = f;
+}
+
+/* ---------------------------------------------------------- processes -- */
+
+static struct ns_proc *proc_get(struct native_symbols *ns, pid_t pid)
+{
+	size_t b = (size_t)(unsigned int)pid % PROC_BUCKETS;
+	char link[64], root[PATH_MAX];
+	struct proc_maps maps;
+	struct ns_proc *p;
+	ssize_t rootlen;
+
+	for (p = ns->procs[b]; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	/* The kernel prints a mapping's path as seen from our root: for a
+	 * process in a chroot, with the chroot's directory in front. What
+	 * the process names it is what follows that (a container's root
+	 * outside ours reads as "/", its paths are already the process's). */
+	snprintf(link, sizeof(link), "/proc/%d/root", (int)pid);
+	rootlen = readlink(link, root, sizeof(root) - 1);
+	if (rootlen <= 1 || (size_t)rootlen >= sizeof(root) - 1)
+		rootlen = 0;
+	root[rootlen] = '\0';
+	/* a process that cannot be read stays without mappings until
+	 * forgotten: names are asked for by the thousand */
+	if (proc_maps_read(pid, &maps) == 0) {
+		p->maps = calloc(maps.n, sizeof(*p->maps));
+		for (size_t i = 0; p->maps && i < maps.n; i++) {
+			const struct proc_map *pm = &maps.v[i];
+			struct ns_map *m = &p->maps[p->n];
+			const char *name = pm->path;
+
+			if (pm->perms[2] != 'x' || name[0] != '/')
+				continue;
+			if (rootlen && strncmp(name, root, (size_t)rootlen) == 0 && name[rootlen] == '/')
+				name += rootlen;
+			m->path = strdup(name);
+			if (!m->path)
+				continue;
+			m->start = pm->start;
+			m->end = pm->end;
+			m->offset = pm->offset;
+			m->inode = pm->inode;
+			p->n++;
+		}
+		proc_maps_free(&maps);
+	}
+	p->next = ns->procs[b];
+	ns->procs[b] = p;
+	return p;
+}
+
+void native_symbols_forget(struct native_symbols *ns, pid_t pid)
+{
+	struct ns_proc **pp;
+
+	if (!ns)
+		return;
+	for (pp = &ns->procs[(size_t)(unsigned int)pid % PROC_BUCKETS]; *pp; pp = &(*pp)->next) {
+		if ((*pp)->pid == pid) {
+			struct ns_proc *p = *pp;
+
+			*pp = p->next;
+			proc_free(p);
+			return;
+		}
+	}
+}
+
+/* The mapping of pid that holds addr, its file resolved; NULL if none. */
+static struct ns_map *map_of(struct native_symbols *ns, pid_t pid, uint64_t addr)
+{
+	struct ns_proc *p = ns ? proc_get(ns, pid) : NULL;
+	size_t lo = 0, hi = p ? p->n : 0;
+
+	while (lo < hi) { /* /proc/PID/maps lists mappings by address */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < p->maps[mid].start) {
+			hi = mid;
+		} else if (addr >= p->maps[mid].end) {
+			lo = mid + 1;
+		} else {
+			if (!p->maps[mid].resolved)
+				resolve_map(ns, pid, &p->maps[mid]);
+			return &p->maps[mid];
+		}
+	}
+	return NULL;
+}
+
+const char *native_symbols_name(struct native_symbols *ns, pid_t pid, uint64_t addr,
+				uint64_t *sym_offset)
+{
+	struct ns_map *m = map_of(ns, pid, addr);
+	const struct ns_sym *s;
+
+	if (!m || !m->file || m->file->failed || !(s = table_find(m->file, addr - m->bias)))
+		return NULL;
+	if (sym_offset)
+		*sym_offset = addr - m->bias - s->start;
+	return s->name;
+}
+
+int native_symbols_function(struct native_symbols *ns, pid_t pid, uint64_t addr,
+			    uint64_t *start, const char **path)
+{
+	struct ns_map *m = map_of(ns, pid, addr);
+	const struct eh_fde *fde;
+
+	if (!m || !m->file || m->file->failed)
+		return -1;
+	fde = eh_frame_fde_covering(m->file->fdes, m->file->nfdes, addr - m->bias);
+	if (!fde)
+		return -1;
+	*start = fde->start;
+	*path = m->path;
+	return 0;
+}
+
+void native_symbols_preload(struct native_symbols *ns, pid_t pid)
+{
+	struct ns_proc *p = ns ? proc_get(ns, pid) : NULL;
+
+	for (size_t i = 0; p && i < p->n; i++)
+		if (!p->maps[i].resolved)
+			resolve_map(ns, pid, &p->maps[i]);
+}
