@@ -67,7 +67,9 @@ struct pyb_layout {
 
 enum pyb_proc_flags {
 	PYB_PROC_OTHER_PIDNS = 1 << 0, /* tids in the interpreter differ from host tids */
-	PYB_PROC_NATIVE_STACKS = 1 << 1, /* frame pointers: native stacks can be trusted */
+	PYB_PROC_NATIVE_STACKS = 1 << 1, /* its files are in native_maps: unwind native stacks */
+	PYB_PROC_MAPS_STALE = 1 << 2,    /* BPF met an address in no known file: user
+					    space reads the mappings again (and clears it) */
 };
 
 /* A registered Python process (key: host tgid). */
@@ -217,6 +219,7 @@ enum pyb_stat {
 	PYB_STAT_OTHER,           /* samples of other processes (ignored) */
 	PYB_STAT_IDLE,            /* samples of an idle CPU (some kernels take them) */
 	PYB_STAT_FILTERED,        /* pyoffcpu: intervals outside -m/-M */
+	PYB_STAT_NATIVE_MAP_FULL, /* native stacks that could not be stored */
 	PYB_STAT_MAX,
 };
 
@@ -264,7 +267,13 @@ struct pyb_hist_key {
  * hint to name its code objects while the process still lives), or
  * (--async) when a sample runs in an asyncio task not seen before
  * (stack_events: user space names the task while it lives). */
-enum pyb_event_kind { PYB_EVENT_EXEC, PYB_EVENT_FORK, PYB_EVENT_NEW_STACK, PYB_EVENT_NEW_TASK };
+enum pyb_event_kind {
+	PYB_EVENT_EXEC,
+	PYB_EVENT_FORK,
+	PYB_EVENT_NEW_STACK,
+	PYB_EVENT_NEW_TASK,
+	PYB_EVENT_NEW_MAPPING, /* a native walk met an address in no known file */
+};
 
 struct pyb_proc_event {
 	pyb_u32 pid;

@@ -159,6 +159,29 @@ TRACEPOINT_PROBE(syscalls, sys_enter_futex)
 	return 0;
 }
 
+/* The end of a waiter's native walk: its episode's key. */
+static __always_inline void pyb_gil_finish(void *ctx, struct pyb_native_scratch *ns, s32 id)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct pyb_gil_wait *w = waits.lookup(&tid);
+
+	if (w)
+		w->key.user_stack = id;
+}
+BPF_PROG_ARRAY(native_walk_gil_tail, 1);
+int native_walk_gil(void *ctx)
+{
+	struct pyb_native_scratch *ns = pyb_native_chain_step(ctx);
+
+	if (!ns)
+		return 0;
+	if (!ns->done)
+		native_walk_gil_tail.call(ctx, 0);
+	/* done, or out of tail calls */
+	pyb_gil_finish(ctx, ns, pyb_native_store(ns));
+	return 0;
+}
+
 /*
  * The waiter's Python stack, when an episode begins: a second program on
  * the tracepoint, run after the one above, because the verifier could not
@@ -182,6 +205,8 @@ int note_waiter_stack(void *ctx)
 		return 0;
 	pyb_stat(PYB_STAT_SAMPLES);
 	w->key.pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
+	if ((proc->flags & PYB_PROC_NATIVE_STACKS) && pyb_native_begin_task(pid))
+		native_walk_gil_tail.call(ctx, 0);
 	return 0;
 }
 
@@ -212,7 +237,7 @@ int note_gil_holder(void *ctx)
 		return 0;
 	w->holder.pid = pid;
 	w->holder.kind = PYB_KIND_GIL_HOLD;
-	w->holder.user_stack = -1;
+	w->holder.user_stack = PYB_STACK_ID_NONE; /* another thread's: not walked */
 	w->holder.kernel_stack = -1;
 	w->holder.tid = 0;
 	w->holder.pystack = 0;

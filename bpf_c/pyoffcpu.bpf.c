@@ -48,8 +48,9 @@ static __always_inline bool run_over(u64 now)
 }
 
 /* ctx: the tracepoint context (its struct is only declared by
- * TRACEPOINT_PROBE below, so scalar fields come as arguments). */
-static __always_inline void switched_out(void *ctx, long prev_state, u64 now)
+ * TRACEPOINT_PROBE below, so scalar fields come as arguments). True when
+ * the thread's native walk has begun (the chain goes on with it). */
+static __always_inline bool switched_out(void *ctx, long prev_state, u64 now)
 {
 	u64 id = bpf_get_current_pid_tgid();
 	u32 pid = id >> 32, tid = (u32)id, zero = 0;
@@ -59,11 +60,11 @@ static __always_inline void switched_out(void *ctx, long prev_state, u64 now)
 	struct pyb_proc *proc;
 
 	if (!tid || (THREAD_FILTER && tid != THREAD_FILTER))
-		return;
+		return false;
 	proc = pyb_target(pid, &L, &s);
 	st = start_scratch.lookup(&zero);
 	if (!proc || !st)
-		return;
+		return false;
 	__builtin_memset(&st->key, 0, sizeof(st->key));
 	st->ts = now;
 	st->wake_ts = 0;
@@ -81,14 +82,36 @@ static __always_inline void switched_out(void *ctx, long prev_state, u64 now)
 	st->key.pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
 	if (st->key.pystack)
 		PYB_ASYNC_KEY(ctx, &st->key, s, pid);
-	st->key.user_stack = USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS)
-				     ? stack_traces.get_stackid(ctx, BPF_F_USER_STACK)
-				     : -1;
+	st->key.user_stack = -1; /* the native walk's chain sets it */
 	/* an uninterruptible sleep's reason is in its kernel stack */
 	st->key.kernel_stack = KERNEL_STACKS || st->key.detail == PYB_WAIT_UNINTERRUPTIBLE
 				       ? stack_traces.get_stackid(ctx, 0)
 				       : -1;
 	start.update(&tid, st);
+	return USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS) && pyb_native_begin_task(pid);
+}
+
+/* The end of a switched-out thread's native walk: its interval's key. */
+static __always_inline void pyb_switch_finish(void *ctx, struct pyb_native_scratch *ns, s32 id)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct pyb_offcpu_start *st = start.lookup(&tid);
+
+	if (st)
+		st->key.user_stack = id;
+}
+BPF_PROG_ARRAY(native_walk_switch_tail, 1);
+int native_walk_switch(void *ctx)
+{
+	struct pyb_native_scratch *ns = pyb_native_chain_step(ctx);
+
+	if (!ns)
+		return 0;
+	if (!ns->done)
+		native_walk_switch_tail.call(ctx, 0);
+	/* done, or out of tail calls */
+	pyb_switch_finish(ctx, ns, pyb_native_store(ns));
+	return 0;
 }
 
 static __always_inline void switched_in(u32 tid, u64 now)
@@ -143,8 +166,11 @@ TRACEPOINT_PROBE(sched, sched_switch)
 
 	if (run_over(now))
 		return 0;
-	switched_out(args, args->prev_state, now);
+	bool walk = switched_out(args, args->prev_state, now);
+
 	switched_in((u32)args->next_pid, now);
+	if (walk)
+		native_walk_switch_tail.call(args, 0);
 	return 0;
 }
 

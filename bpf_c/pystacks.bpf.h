@@ -10,6 +10,7 @@
 
 #include "discovery.bpf.h"
 #include "pywalk.bpf.h"
+#include "native_unwind.bpf.h"
 BPF_F_TABLE("hash", u64, struct pyb_stack, pystacks, PYSTACKS_SIZE, BPF_F_NO_PREALLOC);
 BPF_HASH(counts, struct pyb_count_key, u64, COUNTS_SIZE);
 /* Code objects user space has named (it fills this). LRU: a code object

@@ -13,6 +13,26 @@
 #include "pystacks.bpf.h"
 #include "asyncio.bpf.h"
 
+/* The end of a sample's native walk: count it. */
+static __always_inline void pyb_sample_finish(void *ctx, struct pyb_native_scratch *ns, s32 id)
+{
+	ns->key.user_stack = id;
+	pyb_count_add(&ns->key, 1);
+}
+BPF_PROG_ARRAY(native_walk_sample_tail, 1);
+int native_walk_sample(void *ctx)
+{
+	struct pyb_native_scratch *ns = pyb_native_chain_step(ctx);
+
+	if (!ns)
+		return 0;
+	if (!ns->done)
+		native_walk_sample_tail.call(ctx, 0);
+	/* done, or out of tail calls */
+	pyb_sample_finish(ctx, ns, pyb_native_store(ns));
+	return 0;
+}
+
 int on_sample(struct bpf_perf_event_data *ctx)
 {
 	u64 id = bpf_get_current_pid_tgid();
@@ -33,10 +53,21 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	key.pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
 	if (key.pystack)
 		PYB_ASYNC_KEY(ctx, &key, s, pid);
-	key.user_stack = USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS)
-				 ? stack_traces.get_stackid(ctx, BPF_F_USER_STACK)
-				 : -1;
+	key.user_stack = -1;
 	key.kernel_stack = KERNEL_STACKS ? stack_traces.get_stackid(ctx, 0) : -1;
+	if (USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS)) {
+		/* the sample's registers if it interrupted user code */
+		struct pyb_native_scratch *ns =
+			(ctx->regs.cs & 3) == 3
+				? pyb_native_begin(pid, ctx->regs.ip, ctx->regs.sp, ctx->regs.bp)
+				: pyb_native_begin_task(pid);
+
+		if (ns) {
+			ns->key = key;
+			native_walk_sample_tail.call(ctx, 0);
+		}
+	}
+	/* no native stack wanted, or the chain is not loaded */
 	pyb_count_add(&key, 1);
 	return 0;
 }

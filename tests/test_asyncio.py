@@ -301,7 +301,10 @@ def profile_tasks(interp, pyprofile, host_tmp, extra, fmt="folded"):
 
 
 def names(frames):
-    return [f.rsplit(" (", 1)[0] for f in frames]
+    """The Python frames' names and the markers, in order: the native frames
+    between coroutines (PyIter_Send and the like, before 3.12) left out."""
+    return [f.rsplit(" (", 1)[0] for f in frames
+            if f.startswith(("<", "[")) or (f.endswith(")") and " (" in f)]
 
 
 def task_of(frames):

@@ -109,6 +109,21 @@ def test_lab1_hot_loops(lab_interp, tmp_path):
     source = open(os.path.join(LABS, "1-hot-loops", "report.py")).read().splitlines()
     hottest = max(lines, key=lines.get)
     assert "self.text +=" in source[hottest - 1], (lines, source[hottest - 1])
+    # and below it the native frames of the concatenation (question 3):
+    # from 3.11 the interpreter's exported PyUnicode_Concat, then the copy
+    # in libc; before, the eval loop's own static helper (no name in a
+    # stripped build), then the copy
+    in_add = [(fr, c) for fr, _, c in rows if on_stack(fr, "Report.add_row")]
+
+    def concatenating(frames):
+        names = [frame_name(f) for f in frames]
+        last = max(i for i, n in enumerate(names) if n in ("Report.add_row", "add_row"))
+        native = [n for n in names[last + 1:] if not n.endswith("_[k]")]
+        if lab_interp.version >= (3, 11):
+            return "PyUnicode_Concat" in native
+        return len(native) >= 2
+    concat = sum(c for fr, c in in_add if concatenating(fr))
+    assert concat >= 0.5 * sum(c for _, c in in_add), in_add[:5]
 
 
 @pytest.mark.parametrize("lab_interp", lab_params())

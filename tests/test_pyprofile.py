@@ -139,14 +139,16 @@ def test_deep_stack_is_marked_truncated(pyprofile, tmp_path):
     for frames, comm, count in rows:
         # innermost first would be the recursion: the cut side is the root
         assert frames[0] == "[truncated]", frames[:3]
-        if len(frames) - 1 == 191:
+        # (native frames below the innermost Python frame: what it called)
+        python = [f for f in frames[1:] if f.endswith(")") and ".py:" in f]
+        if len(python) == 191:
             # the innermost of the 192 frames read was the generator
             # expression's, caught before its RETURN_GENERATOR: CPython
             # calls such a frame incomplete and shows none, nor do we
-            assert frames[-1] == "deep_recursion (%s:8)" % script, frames[-3:]
+            assert python[-1] == "deep_recursion (%s:8)" % script, frames[-3:]
             short += count
         else:
-            assert len(frames) - 1 == 192, (len(frames), frames[-3:])
+            assert len(python) == 192, (len(python), frames[-3:])
     assert short <= 0.05 * total, (short, total)
     assert "192 Python frames" in r.stderr
 
@@ -278,11 +280,10 @@ def test_thread_filter_reports_one_thread(pyprofile, tmp_path):
     assert "spin_in_worker" in names and "spin_in_main" not in names, names
 
 
-def test_native_frames_are_placed_or_explained(interp, pyprofile):
-    """sorted(key=...) calls back into Python. Native frames either sit
-    between sort_with_key and key_of (where the interpreter has a usable
-    frame-pointer chain), or are left out and the summary says why: never
-    printed in a place they do not belong."""
+def test_native_frames_are_placed(interp, pyprofile):
+    """sorted(key=...) calls back into Python: the sort's native frames
+    (unwound by frame pointers or by the binaries' unwind tables) sit
+    between sort_with_key and key_of, and nowhere else."""
     script = interp.place(os.path.join(WORKLOADS, "sort_key.py"))
     proc = interp.spawn([script, "60"])
     try:
@@ -301,21 +302,15 @@ def test_native_frames_are_placed_or_explained(interp, pyprofile):
     for frames, count in rows:
         names = [frame_name(f) for f in frames if python(f)]
         assert names[-3:] == ["<module>", "sort_with_key", "key_of"], frames
-        between = frames[frames.index(next(f for f in frames if frame_name(f) == "sort_with_key"))
-                         + 1:frames.index(next(f for f in frames if frame_name(f) == "key_of"))]
+        start = [frame_name(f) for f in frames].index("sort_with_key")
+        between = frames[start + 1:[frame_name(f) for f in frames].index("key_of")]
         if between:
             interleaved += count
-        else:
-            # left out means left out: no native frame anywhere in the row
-            assert all(python(f) for f in frames), frames
-    explained = ("native frames not shown" in r.stderr or "native frames left out" in r.stderr)
-    assert interleaved or explained, r.stderr
-    if "native frames not shown" not in r.stderr:
-        # an interpreter with frame pointers (Debian's 3.15; its eval loop
-        # split into fragments by PGO): the native frames of sorted() are
-        # placed in most samples
-        total = sum(c for _, c in rows)
-        assert interleaved >= 0.5 * total, (interleaved, total, r.stderr)
+        # the start-up frames are left out: <module> is the root
+        assert frame_name(frames[0]) == "<module>", frames
+    assert "native frames not shown" not in r.stderr, r.stderr
+    total = sum(c for _, c in rows)
+    assert interleaved >= 0.9 * total, (interleaved, total, r.stderr)
 
 
 def test_reused_code_addresses_keep_their_names(interp, pyprofile, tmp_path):

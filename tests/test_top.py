@@ -90,11 +90,14 @@ def sampled_in_all(lines):
 
 
 def own_shares_folded(text):
+    """Each function's share of the samples it was the innermost user
+    frame of (Python or native: the top view counts native code as its
+    own functions, as the stacks have it)."""
     own = {}
     for frames, _, n in parse_folded(text):
-        py = [f for f in frames if " (" in f and not f.endswith("_[k]")]
-        if py:
-            own[frame_name(py[-1])] = own.get(frame_name(py[-1]), 0) + n
+        user = [f for f in frames if not f.endswith("_[k]") and not f.startswith("[")]
+        if user:
+            own[frame_name(user[-1])] = own.get(frame_name(user[-1]), 0) + n
     total = sum(own.values())
     return {f: n / total for f, n in own.items()}
 
@@ -125,9 +128,11 @@ def test_top_screen_against_a_folded_run(pyprofile, workload, tmp_path):
         got = table(screen)
         total = sampled_in_all(screen)
         shares = {f: v[2] / total for f, v in got.items()}
-        assert top_three(shares) == top_three(want) == FUNCS, (screen, want)
-        for f in FUNCS:
-            assert abs(shares[f] - want[f]) <= 0.10, (f, shares, want, "\n".join(screen))
+        # each function's own time, Python or native (the helpers the
+        # Python functions' bytecodes call count apart), as the stacks say
+        assert FUNCS <= set(want), want
+        for f in top_three(want) | FUNCS:
+            assert abs(shares.get(f, 0) - want[f]) <= 0.10, (f, shares, want, "\n".join(screen))
         # filters: this process, then all again
         term.keys("p")
         term.wait_for(lambda l: l[1].startswith("Process %d, thread all" % workload),

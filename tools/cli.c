@@ -19,6 +19,8 @@ enum {
 	OPT_RUN_AS,
 	OPT_THREADS,
 	OPT_FUNCTION,
+	OPT_NO_NATIVE,
+	OPT_STARTUP_FRAMES,
 };
 
 static const struct option shared_long[] = {
@@ -34,6 +36,8 @@ static const struct option shared_long[] = {
 	{ "run-as", required_argument, NULL, OPT_RUN_AS },
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "function", no_argument, NULL, OPT_FUNCTION },
+	{ "no-native", no_argument, NULL, OPT_NO_NATIVE },
+	{ "startup-frames", no_argument, NULL, OPT_STARTUP_FRAMES },
 };
 
 /* Returns 1 when opt is not a shared option, 0 when handled, -1 on error. */
@@ -84,6 +88,13 @@ static int shared_option(struct cli *c, struct tool_session *s, int opt, const c
 		return 0;
 	case OPT_FUNCTION:
 		s->view_functions = true;
+		return 0;
+	case OPT_NO_NATIVE:
+		c->no_native = true;
+		s->no_native = true;
+		return 0;
+	case OPT_STARTUP_FRAMES:
+		c->startup_frames = true;
 		return 0;
 	default:
 		return 1;
@@ -286,6 +297,18 @@ int cli_close_output(struct cli *c)
 		return 0;
 	if (fclose(out) != 0) {
 		fprintf(stderr, "%s: writing %s failed: %s\n", c->tool, c->output, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int cli_native_chain(struct cli *c, struct tool_session *s, bool user_stacks, const char *fn,
+		     int prog_type)
+{
+	if (c->no_native || !user_stacks)
+		return 0;
+	if (session_native_chain(s, fn, prog_type) < 0) {
+		fprintf(stderr, "%s: too many native walk chains\n", c->tool);
 		return -1;
 	}
 	return 0;

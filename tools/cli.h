@@ -54,6 +54,9 @@ struct cli {
 	bool children;	    /* --children */
 	char **command;	    /* -- CMD [ARGS...], NULL-terminated; NULL: none */
 	const char *run_as; /* --run-as USER */
+	bool no_native;	    /* --no-native: no native frames (no native walks) */
+	bool startup_frames; /* --startup-frames: keep the native frames below
+			      * the outermost Python frame */
 };
 
 /*
@@ -78,6 +81,14 @@ int cli_parse(struct cli *c, struct tool_session *s, int argc, char **argv,
  * or -1 after printing why.
  */
 int cli_prepare_targets(struct cli *c, struct tool_session *s);
+
+/*
+ * Native frames: starts loading the walk chain fn (a program of
+ * prog_type) unless --no-native or no user stacks are wanted. Returns 0,
+ * or -1 after printing why.
+ */
+int cli_native_chain(struct cli *c, struct tool_session *s, bool user_stacks, const char *fn,
+		     int prog_type);
 
 /*
  * The tool's exit status: rc if the tool failed; with a launched command,

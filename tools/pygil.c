@@ -28,18 +28,20 @@ extern const char pygil_bpf_text[];
 static const char usage_text[] =
 	"Usage: pygil [-h] [-p PID[,PID...] [--children] | -t TID] [-f] [-o FILE]\n"
 	"             [--format text|folded|svg|speedscope|pprof] [-i INTERVAL] [--all]\n"
-	"             [--threads] [--function] [-v] [--version]\n"
+	"             [--threads] [--function] [--no-native] [--startup-frames] [-v]\n"
+	"             [--version]\n"
 	"             [duration] [[--run-as USER] -- CMD [ARGS...]]\n"
 	"\n"
 	"Measure GIL contention in Python processes: per thread, the time spent\n"
 	"waiting for the GIL (and as a share of its wall time), the number of waits,\n"
 	"their durations as a log2 histogram, each thread's share of GIL holding and\n"
-	"the GIL switches per second; the Python stacks where threads waited, and\n"
-	"the stacks of the threads that held the GIL meanwhile. Works on stripped\n"
-	"interpreters. Without -p: every Python process on the machine. With\n"
-	"-- CMD: run CMD and trace it and its descendants. Shares and rates over\n"
-	"less than 0.5 s are shown as \"-\"; a wait still going on at the end\n"
-	"counts up to the end, its stacks ending in " STILL_WAITING_MARKER ".\n"
+	"the GIL switches per second; the Python and native stacks where threads\n"
+	"waited, and the Python stacks of the threads that held the GIL meanwhile.\n"
+	"Works on stripped interpreters. Without -p: every Python process on the\n"
+	"machine. With -- CMD: run CMD and trace it and its descendants. Shares\n"
+	"and rates over less than 0.5 s are shown as \"-\"; a wait still going on\n"
+	"at the end counts up to the end, its stacks ending in\n"
+	"" STILL_WAITING_MARKER ".\n"
 	"\n"
 	"  -p, --pid PID[,PID]  trace these processes only\n"
 	"      --children       and their descendants, running or started later\n"
@@ -55,6 +57,10 @@ static const char usage_text[] =
 	"                       the 20 stacks with the most time)\n"
 	"      --threads        the process and thread at the root of each stack\n"
 	"      --function       one frame per function (its def line), not per line\n"
+	"      --no-native      no native frames: Python (and kernel) frames only,\n"
+	"                       without walking native stacks (cheaper)\n"
+	"      --startup-frames keep the native frames below the outermost Python\n"
+	"                       frame (the interpreter's start-up, thread bootstrap)\n"
 	"      --run-as USER    run CMD as USER (default: the user who ran sudo)\n"
 	"  -v, --verbose        say how each process was recognised, BPF run time\n"
 	"      --version        print the version\n"
@@ -265,6 +271,11 @@ int main(int argc, char **argv)
 	ts.mon.top = o.all ? 0 : GIL_TOP_PROCESSES;
 	ts.mon.hide_idle = !o.all && !s.npids; /* -p/-t: the targets are shown */
 	ts.table = o.folded ? stderr : stdout;
+	/* the waiters' native stacks (the holders' are other threads') */
+	s.filter.user_stacks = true;
+	s.filter.startup_frames = o.cli.startup_frames;
+	if (cli_native_chain(&o.cli, &s, true, "native_walk_gil", BPF_PROG_TYPE_TRACEPOINT) < 0)
+		goto out;
 	session_install_signals();
 	if (attach(&s, &enter_fd) < 0 || session_start_discovery(&s) < 0)
 		goto out;

@@ -33,7 +33,8 @@ static const char usage_text[] =
 	"                [-m MIN_US] [-M MAX_US] [-R] [-f] [-d] [-H] [--top N | --all]\n"
 	"                [-o FILE] [--format text|folded|svg|speedscope|pprof]\n"
 	"                [--no-reasons] [--threads] [--function] [--stack-storage-size N]\n"
-	"                [--async] [-v] [--version] [duration]\n"
+	"                [--async] [--no-native] [--startup-frames] [-v] [--version]\n"
+	"                [duration]\n"
 	"                [[--run-as USER] -- CMD [ARGS...]]\n"
 	"\n"
 	"Summarize the time Python threads spend off CPU by Python, native and kernel\n"
@@ -54,6 +55,10 @@ static const char usage_text[] =
 	"                       no Python; accepted for offcputime users)\n"
 	"  -U, --user-stacks-only    show user (Python and native) stacks only\n"
 	"  -K, --kernel-stacks-only  show kernel stacks only\n"
+	"      --no-native      no native frames: Python (and kernel) frames only,\n"
+	"                       without walking native stacks (cheaper)\n"
+	"      --startup-frames keep the native frames below the outermost Python\n"
+	"                       frame (the interpreter's start-up, thread bootstrap)\n"
 	"  -m, --min-block-time US   count only intervals of at least US microseconds\n"
 	"  -M, --max-block-time US   count only intervals of at most US microseconds\n"
 	"  -R, --runnable       also show time runnable but waiting for a CPU, as\n"
@@ -344,6 +349,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pyoffcpu: %s\n", s.bpf.err);
 		goto out;
 	}
+	if (cli_native_chain(&o.cli, &s, !o.kernel_only, "native_walk_switch",
+			     BPF_PROG_TYPE_TRACEPOINT) < 0)
+		goto out;
 	session_install_signals();
 	if ((!o.no_reasons && wait_reasons_start(&why, &s) < 0) ||
 	    session_start_discovery(&s) < 0)
@@ -359,6 +367,7 @@ int main(int argc, char **argv)
 		goto out;
 	s.filter = (struct stack_filter){ .user_stacks = !o.kernel_only,
 					  .kernel_stacks = !o.user_only,
+					  .startup_frames = o.cli.startup_frames,
 					  .only_tid = o.cli.tid,
 					  .include_runnable = o.runnable,
 					  .only_kind = -1,

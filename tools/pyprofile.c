@@ -31,7 +31,8 @@ static const char usage_text[] =
 	"Usage: pyprofile [-h] [-p PID[,PID...] [--children] | -t TID] [-F HZ] [-f] [-d]\n"
 	"                 [-U | -K] [-o FILE] [--format text|folded|svg|speedscope|pprof]\n"
 	"                 [--wall] [--top] [--threads] [--function] [--async]\n"
-	"                 [--interval N] [--stack-storage-size N] [-v] [--version]\n"
+	"                 [--interval N] [--stack-storage-size N] [--no-native]\n"
+	"                 [--startup-frames] [-v] [--version]\n"
 	"                 [duration] [[--run-as USER] -- CMD [ARGS...]]\n"
 	"\n"
 	"Profile CPU usage of Python processes by sampling Python, native and kernel\n"
@@ -47,6 +48,10 @@ static const char usage_text[] =
 	"  -d, --delimited      put a delimiter between user and kernel stacks\n"
 	"  -U, --user-stacks-only    show user (Python and native) stacks only\n"
 	"  -K, --kernel-stacks-only  show kernel stacks only\n"
+	"      --no-native      no native frames: Python (and kernel) frames only,\n"
+	"                       without walking native stacks (cheaper)\n"
+	"      --startup-frames keep the native frames below the outermost Python\n"
+	"                       frame (the interpreter's start-up, thread bootstrap)\n"
 	"  -o, --output FILE    write the report to FILE (default: stdout)\n"
 	"      --format FMT     text (default), folded, svg (interactive flame graph)\n"
 	"                       speedscope (JSON for speedscope.app) or pprof\n"
@@ -326,6 +331,11 @@ int main(int argc, char **argv)
 	}
 	if (o.wall && (load_offcpu(&s, offcpu_fds) < 0 || wait_reasons_start(&why, &s) < 0))
 		goto out;
+	if (cli_native_chain(&o.cli, &s, !o.kernel_only, "native_walk_sample",
+			     BPF_PROG_TYPE_PERF_EVENT) < 0 ||
+	    (o.wall && cli_native_chain(&o.cli, &s, !o.kernel_only, "native_walk_switch",
+					BPF_PROG_TYPE_TRACEPOINT) < 0))
+		goto out;
 	session_install_signals();
 	if (session_start_discovery(&s) < 0)
 		goto out;
@@ -340,6 +350,7 @@ int main(int argc, char **argv)
 		print_header(&o, &s);
 	s.filter = (struct stack_filter){ .user_stacks = !o.kernel_only,
 					  .kernel_stacks = !o.user_only,
+					  .startup_frames = o.cli.startup_frames,
 					  .only_tid = o.cli.tid,
 					  .only_kind = -1,
 					  .tasks = s.tasks };

@@ -207,6 +207,11 @@ static int finish_load(struct bpfmod *m, int progfd)
 	return progfd < 0 ? -1 : 0; /* not ours: the caller's own */
 }
 
+int bpfmod_wait_load(struct bpfmod *m, int progfd)
+{
+	return finish_load(m, progfd);
+}
+
 int bpfmod_wait_loads(struct bpfmod *m)
 {
 	int rc = 0;

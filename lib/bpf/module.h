@@ -61,6 +61,9 @@ int bpfmod_load(struct bpfmod *m, const char *fn, int prog_type);
 /* Waits for every load; 0, or -1 if one failed (m->err). */
 int bpfmod_wait_loads(struct bpfmod *m);
 
+/* Waits for the load behind progfd alone; 0, or -1 if it failed (m->err). */
+int bpfmod_wait_load(struct bpfmod *m, int progfd);
+
 /* Attaches a perf-event program on every online CPU (cpu-clock at freq Hz,
  * hardware cycles are not used: many VMs have none). Returns 0 or -1. */
 int bpfmod_attach_sampling(struct bpfmod *m, int progfd, int freq);

@@ -2,7 +2,6 @@
 #include "cpython/open.h"
 #include "bpf/registry.h"
 
-#include <bcc/bcc_syms.h>
 #include <bcc/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
@@ -16,6 +15,8 @@
 #include <unistd.h>
 
 #include "sys/proc_maps.h"
+#include "bpf/native_maps.h"
+#include "sys/native_symbols.h"
 #include "cpython/bpf_layout.h"
 #include "cpython/frames.h"
 #include "cpython/threads.h"
@@ -55,13 +56,13 @@ void registry_init(struct py_registry *r, const char *tool, int procs_fd, int la
 void registry_free(struct py_registry *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
-		if (r->v[i].native_syms)
-			bcc_free_symcache(r->v[i].native_syms, r->v[i].pid);
 		if (r->v[i].pidfd >= 0)
 			close(r->v[i].pidfd);
 	}
 	free(r->v);
 	free(r->followed);
+	native_symbols_free(r->nsyms);
+	r->nsyms = NULL;
 	code_names_free(&r->names);
 	memset(r, 0, sizeof(*r));
 }
@@ -139,6 +140,47 @@ static int layout_id(struct py_registry *r, const struct py_process *p)
 	return r->nlayouts++;
 }
 
+/* Whether BPF walks the native stacks of t (registered so). */
+static bool native_walked(struct py_registry *r, const struct py_target *t)
+{
+	struct pyb_proc cfg;
+	uint32_t key = (uint32_t)t->pid;
+
+	return r->native && bpf_lookup_elem(r->procs_fd, &key, &cfg) == 0 &&
+	       (cfg.flags & PYB_PROC_NATIVE_STACKS);
+}
+
+/* Lets BPF say again that a walk met code in no known file. */
+static void clear_maps_stale(struct py_registry *r, struct py_target *t)
+{
+	struct pyb_proc cfg;
+	uint32_t key = (uint32_t)t->pid;
+
+	t->maps_stale_ns = 0;
+	if (bpf_lookup_elem(r->procs_fd, &key, &cfg) == 0 && (cfg.flags & PYB_PROC_MAPS_STALE)) {
+		cfg.flags &= ~(uint32_t)PYB_PROC_MAPS_STALE;
+		bpf_update_elem(r->procs_fd, &key, &cfg, BPF_EXIST);
+	}
+}
+
+int registry_native_refresh(struct py_registry *r, pid_t pid)
+{
+	struct py_target *t = registry_find(r, pid);
+	int added;
+
+	if (!t || t->state != TARGET_ACTIVE || !r->native || !t->native)
+		return 0;
+	added = native_maps_add(r->native, &t->proc);
+	if (added > 0) {
+		native_symbols_forget(r->nsyms, pid); /* named by the new maps */
+		clear_maps_stale(r, t);
+	} else {
+		/* JIT code or anonymous memory: not asked again for a second */
+		t->maps_stale_ns = monotonic_ns();
+	}
+	return added > 0 ? added : 0;
+}
+
 static int register_bpf(struct py_registry *r, struct py_target *t)
 {
 	struct pyb_proc cfg = { 0 };
@@ -152,10 +194,12 @@ static int register_bpf(struct py_registry *r, struct py_target *t)
 	cfg.runtime_addr = t->proc.runtime_addr;
 	cfg.layout = (uint32_t)t->layout;
 	cfg.pthread_tid_offset = t->proc.pthread_tid_offset;
-	/* without frame pointers the native stack is dropped anyway: do not
-	 * pay for walking it (the dearest part of a sample) */
-	if (t->proc.frame_pointers)
-		cfg.flags |= PYB_PROC_NATIVE_STACKS;
+	/* its files' unwind rows first: BPF walks only what it can read */
+	if (r->native) {
+		native_maps_forget(r->native, t->pid);
+		if (native_maps_add(r->native, &t->proc) > 0)
+			cfg.flags |= PYB_PROC_NATIVE_STACKS;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)t->pid);
 	if (stat("/proc/self/ns/pid", &self_ns) == 0 && stat(path, &ns) == 0 &&
 	    (ns.st_ino != self_ns.st_ino || ns.st_dev != self_ns.st_dev)) {
@@ -242,6 +286,8 @@ static void mark_exited(struct py_registry *r, struct py_target *t)
 	t->state = TARGET_GONE;
 	r->exited++;
 	close_pidfd(r, t);
+	if (r->native) /* its pid may come back as another program */
+		native_maps_forget(r->native, t->pid);
 }
 
 static int by_host_tid(const void *a, const void *b)
@@ -328,11 +374,14 @@ static void activate(struct py_registry *r, struct py_target *t, uint64_t now)
 	t->last_seed_ns = 0;
 	seed_thread_states(r, t, now);
 	r->active_ever++;
-	if (t->native_syms) /* the program's before an exec */
-		bcc_free_symcache(t->native_syms, t->pid);
-	t->native_syms = t->proc.frame_pointers ? bcc_symcache_new(t->pid, NULL) : NULL;
-	if (!t->proc.frame_pointers)
-		r->no_frame_pointers++;
+	/* the program's names before an exec are not this one's */
+	native_symbols_forget(r->nsyms, t->pid);
+	t->native = native_walked(r, t);
+	if (t->native && !r->nsyms)
+		r->nsyms = native_symbols_new();
+	t->maps_stale_ns = 0;
+	if (r->native && !t->native)
+		r->no_native++;
 	if (r->verbose)
 		say_recognised(r, t);
 	if (r->on_active)
@@ -460,10 +509,13 @@ void registry_tick(struct py_registry *r)
 		    (t->state == TARGET_WAITING && now - t->last_try_ns >= t->retry_ns)) {
 			try_target(r, t);
 		} else if (t->state == TARGET_ACTIVE) {
-			if (t->pidfd < 0 && !proc_alive(t->pid))
+			if (t->pidfd < 0 && !proc_alive(t->pid)) {
 				mark_exited(r, t);
-			else
-				seed_thread_states(r, t, now);
+				continue;
+			}
+			seed_thread_states(r, t, now);
+			if (t->maps_stale_ns && now - t->maps_stale_ns >= 1000000000ULL)
+				clear_maps_stale(r, t);
 		}
 	}
 }

@@ -30,6 +30,9 @@ enum py_target_state {
 	TARGET_GONE,       /* exited */
 };
 
+struct native_maps;
+struct native_symbols;
+
 struct py_target {
 	pid_t pid;
 	enum py_target_state state;
@@ -37,7 +40,9 @@ struct py_target {
 	int layout;
 	uint64_t first_seen_ns, last_try_ns;
 	bool reported;
-	void *native_syms; /* bcc symbol cache, when native stacks are trusted */
+	bool native; /* BPF walks its native stacks */
+	uint64_t maps_stale_ns; /* BPF met code in no known file; nothing new was
+				   mapped: asked again after a while (0: not so) */
 	unsigned activations; /* times made active: a new program after an exec */
 	uint64_t last_seed_ns; /* thread states last handed to BPF (see registry_tick) */
 	int pidfd; /* readable once the process has exited; -1: none (then /proc is polled) */
@@ -71,8 +76,10 @@ struct py_registry {
 	const char *tool; /* for messages */
 	bool verbose;     /* -v: say how each process was recognised, and which ended early */
 	struct code_names names;
+	struct native_maps *native; /* native stacks wanted: the files BPF unwinds */
+	struct native_symbols *nsyms; /* names of native frames (created when needed) */
 	/* for the summary */
-	size_t active_ever, exited, refused, no_frame_pointers;
+	size_t active_ever, exited, refused, no_native;
 	size_t ended_early; /* Python processes that ended before they could be profiled */
 };
 
@@ -109,6 +116,10 @@ bool registry_failure_is_exit(const struct py_process *p);
 /* A Python process that ended before it could be profiled: counted for
  * the summary, named with -v (comm: its name if p has none). */
 void registry_note_ended(struct py_registry *r, const struct py_process *p, const char *comm);
+
+/* BPF's native walk in pid met code in no file it knew: reads the
+ * process's mappings again. Returns the number of mappings added. */
+int registry_native_refresh(struct py_registry *r, pid_t pid);
 
 /* How soon registry_tick wants to run again, in ms: 20 while a process is
  * pending, 1000 while one has no pidfd or many threads, a waiting one's

@@ -120,6 +120,8 @@ int session_compile(struct tool_session *s, const char *text, const char *const 
 		all[n++] = "-DPYB_ONLY_PIDS=1";
 	if (s->follow_children)
 		all[n++] = "-DPYB_FOLLOW_CHILDREN=1";
+	if (s->no_native) /* no native walks: no 8 MiB of unwind rows either */
+		all[n++] = "-DUNWIND_ROWS=1";
 	for (int i = 0; i < ncflags && n < 32; i++)
 		all[n++] = cflags[i];
 	/* libbcc prints to stdout on some failures; keep stdout for results */
@@ -183,6 +185,12 @@ static void on_stack_event(void *ctx, void *data, int size)
 	if (size < (int)sizeof(ev))
 		return;
 	memcpy(&ev, data, sizeof(ev));
+	if (ev.kind == PYB_EVENT_NEW_MAPPING) {
+		/* a library loaded since: its frames are named by the new maps */
+		if (registry_native_refresh(&s->reg, (pid_t)ev.pid) > 0)
+			stack_collector_forget_maps(&s->col, (pid_t)ev.pid);
+		return;
+	}
 	if (ev.kind == PYB_EVENT_NEW_TASK) {
 		if (s->tasks)
 			async_tasks_on_event(s->tasks, (pid_t)ev.pid, ev.key, ev.arg);
@@ -257,6 +265,43 @@ static int follow_descendants(struct tool_session *s)
 	return 0;
 }
 
+int session_native_chain(struct tool_session *s, const char *fn, int prog_type)
+{
+	if (s->nchains >= (int)(sizeof(s->chains) / sizeof(s->chains[0])))
+		return -1;
+	/* verified in the background while the tool goes on */
+	s->chains[s->nchains] = fn;
+	s->chain_fds[s->nchains++] = bpfmod_load(&s->bpf, fn, prog_type);
+	return 0;
+}
+
+/* Puts each walk chain in its prog array: from then on BPF walks the
+ * native stacks of the processes registered with PYB_PROC_NATIVE_STACKS. */
+static void start_native(struct tool_session *s)
+{
+	char table[96];
+	uint32_t zero = 0;
+
+	if (!s->nchains)
+		return;
+	if (native_maps_init(&s->native, &s->bpf, s->tool) < 0)
+		return; /* compiled without user stacks */
+	s->native.verbose = s->verbose;
+	for (int i = 0; i < s->nchains; i++) {
+		int fd = s->chain_fds[i];
+
+		snprintf(table, sizeof(table), "%s_tail", s->chains[i]);
+		if (fd < 0 || bpfmod_wait_load(&s->bpf, fd) < 0 ||
+		    bpf_update_elem(bpfmod_table_fd(&s->bpf, table), &zero, &fd, BPF_ANY) < 0) {
+			fprintf(stderr, "%s: WARNING: native frames off: %s: %s\n", s->tool,
+				s->chains[i], fd < 0 || !s->bpf.err[0] ? strerror(errno) : s->bpf.err);
+			native_maps_free(&s->native);
+			return;
+		}
+	}
+	s->native_on = true;
+}
+
 static int attach_discovery(struct tool_session *s)
 {
 	int exec_fd = bpfmod_load(&s->bpf, "raw_tracepoint__sched_process_exec",
@@ -298,10 +343,12 @@ int session_start_discovery(struct tool_session *s)
 		return -1;
 	}
 	s->t_discovery = monotonic_ns();
+	start_native(s);
 	/* a launched command is followed, not listed: it is no Python yet */
 	registry_init(&s->reg, s->tool, bpfmod_table_fd(&s->bpf, "procs"),
 		      bpfmod_table_fd(&s->bpf, "layouts"), s->npids ? s->pids : NULL,
 		      s->launched ? 0 : s->npids);
+	s->reg.native = s->native_on ? &s->native : NULL;
 	s->reg.verbose = s->verbose;
 	s->reg.tstates_fd = bpfmod_table_fd(&s->bpf, "tstates");
 	s->reg.named_fd = bpfmod_table_fd(&s->bpf, "named_codes");
@@ -604,7 +651,8 @@ int session_collect(struct tool_session *s, struct report *rep)
 {
 	struct stack_maps maps = { .counts_fd = s->counts_fd,
 				   .pystacks_fd = s->pystacks_fd,
-				   .stacks_fd = s->stacks_fd };
+				   .stacks_fd = s->stacks_fd,
+				   .native_stacks_fd = s->native_on ? s->native.stacks_fd : -1 };
 	int rc;
 
 	rep->start_realtime_ns = s->start_realtime_ns;
@@ -621,7 +669,8 @@ int session_collect_interval(struct tool_session *s, struct report *rep)
 {
 	struct stack_maps maps = { .counts_fd = s->counts_fd,
 				   .pystacks_fd = s->pystacks_fd,
-				   .stacks_fd = s->stacks_fd };
+				   .stacks_fd = s->stacks_fd,
+				   .native_stacks_fd = s->native_on ? s->native.stacks_fd : -1 };
 	struct stack_filter f = s->filter;
 	uint64_t now = s->running || !s->end_ns ? monotonic_ns() : s->end_ns;
 	struct timespec wall;
@@ -637,7 +686,8 @@ int session_collect_interval(struct tool_session *s, struct report *rep)
 	if (rc == 0)
 		rc = apply_views(s, rep);
 	stack_collector_prune(&s->col, &maps, bpfmod_table_max_entries(&s->bpf, "pystacks"),
-			      bpfmod_table_max_entries(&s->bpf, "stack_traces"));
+			      bpfmod_table_max_entries(&s->bpf, "stack_traces"),
+			      bpfmod_table_max_entries(&s->bpf, "native_stacks"));
 	if (!rep->target[0])
 		session_describe_target(s, rep->target, sizeof(rep->target));
 	s->interval_start_ns = now;
@@ -723,6 +773,47 @@ static void print_children_hint(struct tool_session *s)
 	free(kids);
 }
 
+/* Per process, how many native walks ended before the outermost frame,
+ * and why (all of them with -v). */
+static void print_native_ends(struct tool_session *s)
+{
+	struct native_ends *v;
+	size_t n = native_maps_read_ends(&s->native, &v);
+
+	for (size_t i = 0; i < n; i++) {
+		struct py_target *t = registry_find(&s->reg, v[i].pid);
+		uint64_t all = 0, early;
+		char why[512];
+		size_t used = 0;
+
+		for (int k = 0; k < PYB_NATIVE_END_KINDS; k++)
+			all += v[i].n[k];
+		early = all - v[i].n[PYB_NATIVE_COMPLETE];
+		if (!all || (!early && !s->verbose))
+			continue;
+		why[0] = '\0';
+		for (int k = 1; k < PYB_NATIVE_END_KINDS && used < sizeof(why); k++)
+			if (v[i].n[k])
+				used += (size_t)snprintf(why + used, sizeof(why) - used, "%s%llu %s",
+							 used ? ", " : ": ",
+							 (unsigned long long)v[i].n[k],
+							 native_end_text(k));
+		fprintf(stderr,
+			"%s: native stacks of %s (PID %d): %llu of %llu walks ended early%s\n",
+			s->tool, t && t->proc.comm[0] ? t->proc.comm : "?", (int)v[i].pid,
+			(unsigned long long)early, (unsigned long long)all, why);
+	}
+	if (s->verbose)
+		fprintf(stderr,
+			"%s: native unwind tables: %zu rows (%zu KiB) of %zu files, built in %.0f ms, "
+			"loaded in %.0f ms; %zu files without unwind information\n",
+			s->tool, (size_t)s->native.rows_used,
+			native_maps_table_bytes(&s->native) / 1024, s->native.nfiles,
+			(double)s->native.build_ns / 1e6, (double)s->native.load_ns / 1e6,
+			s->native.files_failed);
+	free(v);
+}
+
 void session_print_summary(struct tool_session *s, const char *unit)
 {
 	uint64_t samples = session_stat(s, PYB_STAT_SAMPLES);
@@ -755,12 +846,13 @@ void session_print_summary(struct tool_session *s, const char *unit)
 			"WARNING: %llu stack traces could not be displayed. Consider increasing "
 			"--stack-storage-size.\n",
 			(unsigned long long)(s->col.missed_kernel + s->col.missed_user));
-	if (s->filter.user_stacks && s->reg.no_frame_pointers)
+	if (s->filter.user_stacks && s->reg.no_native)
 		fprintf(stderr,
-			"%s: native frames not shown for %zu process%s: the interpreter is built "
-			"without frame pointers, so its native stacks cannot be trusted\n",
-			s->tool, s->reg.no_frame_pointers,
-			s->reg.no_frame_pointers == 1 ? "" : "es");
+			"%s: native frames not shown for %zu process%s: their code could not be "
+			"read (see -v)\n",
+			s->tool, s->reg.no_native, s->reg.no_native == 1 ? "" : "es");
+	if (s->filter.user_stacks && s->native_on)
+		print_native_ends(s);
 	if (s->col.native_unplaced)
 		fprintf(stderr,
 			"%s: native frames left out of %llu stacks: their native stack does not "
@@ -837,5 +929,6 @@ void session_close(struct tool_session *s)
 		launch_close(&s->command);
 	stack_collector_free(&s->col);
 	registry_free(&s->reg);
+	native_maps_free(&s->native);
 	bpfmod_close(&s->bpf);
 }

@@ -16,6 +16,7 @@
 
 #include "bpf/async_tasks.h"
 #include "bpf/module.h"
+#include "bpf/native_maps.h"
 #include "bpf/registry.h"
 #include "bpf/stack_collector.h"
 #include "report/rows.h"
@@ -71,6 +72,13 @@ struct tool_session {
 			     * (--top: the keyboard) */
 	/* --async: the asyncio tasks samples ran in (NULL: not asked for) */
 	struct async_tasks *tasks;
+	/* native stacks (session_native_chain): the files BPF unwinds them by,
+	 * and the programs that walk them, one chain per kind of entry */
+	struct native_maps native;
+	bool native_on;
+	bool no_native; /* --no-native: compiled without room for unwind rows */
+	const char *chains[2];
+	int chain_fds[2], nchains;
 	/* called when a process becomes a target (the registry's on_active) */
 	void (*on_active)(void *ctx, struct py_target *t);
 	void *on_active_ctx;
@@ -106,6 +114,15 @@ int session_end_command(struct tool_session *s);
  */
 int session_compile(struct tool_session *s, const char *text, const char *const *cflags,
 		    int ncflags);
+
+/*
+ * Native user stacks: starts loading fn, a walk chain of the program
+ * (bpf_c/native_unwind.bpf.h), as a program of prog_type (that of the
+ * programs that begin its walks). Call after session_compile, before
+ * session_start_discovery, once per chain. Native stacks stay off, with a
+ * warning, if the chain cannot be loaded; returns 0 unless out of room.
+ */
+int session_native_chain(struct tool_session *s, const char *fn, int prog_type);
 
 /*
  * Attaches the discovery programs (exec raw tracepoint, fork tracepoint),

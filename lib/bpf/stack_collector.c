@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "sys/mapped_files.h"
+#include "sys/native_symbols.h"
 #include "sys/proc_maps.h"
+#include "bpf_c/native_abi.h"
 #include "bpf_c/py_abi.h"
 
 #ifndef ENOTSUPP
@@ -51,6 +53,16 @@ static struct mapped_files *stack_collector_maps(struct stack_collector *c, pid_
 		return NULL;
 	}
 	return v;
+}
+
+void stack_collector_forget_maps(struct stack_collector *c, pid_t pid)
+{
+	for (size_t i = 0; i < c->nmaps; i++)
+		if (c->maps[i].pid == pid) {
+			mapped_files_free(&c->maps[i]);
+			c->maps[i] = c->maps[--c->nmaps];
+			return;
+		}
 }
 
 /* Open-addressing set of drained pystack keys (0 is never a key). */
@@ -100,8 +112,10 @@ static void name_stack(struct stack_collector *c, struct py_registry *reg, int p
 	t = registry_find(reg, (pid_t)st->pid);
 	if (!t || t->state != TARGET_ACTIVE)
 		return;
-	if (t->native_syms)
-		stack_collector_maps(c, t->pid); /* while it lives */
+	if (t->native) { /* while it lives */
+		stack_collector_maps(c, t->pid);
+		native_symbols_preload(reg->nsyms, t->pid);
+	}
 	for (uint32_t i = 0; i < st->len && i < PYB_MAX_FRAMES; i++) {
 		struct pyb_named_key k = { .pid = st->pid,
 					   .code = st->frames[i].code,
@@ -209,19 +223,25 @@ static void push_python(struct stack_collector *c, struct py_registry *reg, pid_
 	frames_push(out, &rf);
 }
 
-/* A native frame of target t: its symbol if known, and always where it
- * comes from (file, offset, build-id), so a symbolizer can name it later. */
-static void push_native(struct stack_collector *c, struct py_target *t, uint64_t ip,
-			struct frame_list *out)
+/*
+ * A native frame of target t: its function's name if known, else its
+ * module and where the function starts (by the module's unwind
+ * information; the address itself if that has none), never a bare
+ * [unknown]; always where it comes from (file, offset, build-id), so a
+ * symbolizer can name it later. A caller's address is a return address:
+ * the call is the byte before, which may be the end of another function.
+ */
+static void push_native(struct stack_collector *c, struct py_registry *reg, struct py_target *t,
+			uint64_t ip, bool caller, struct frame_list *out)
 {
 	struct report_frame rf = { .kind = REPORT_FRAME_NATIVE, .addr = ip };
 	struct mapped_file_addr where;
 	struct mapped_files *mf = stack_collector_maps(c, t->pid);
-	struct bcc_symbol sym;
-	bool named = bcc_symcache_resolve(t->native_syms, ip, &sym) == 0;
+	uint64_t look = caller ? ip - 1 : ip, start;
+	const char *path;
+	char unnamed[96];
 
-	if (named)
-		rf.name = sym.demangle_name;
+	rf.name = native_symbols_name(reg->nsyms, t->pid, look, NULL);
 	if (mf && mapped_files_find(mf, ip, &where) == 0) {
 		rf.module = where.path;
 		rf.build_id = where.build_id;
@@ -230,9 +250,19 @@ static void push_native(struct stack_collector *c, struct py_target *t, uint64_t
 		rf.map_end = where.end;
 		rf.map_offset = where.offset;
 	}
+	if (!rf.name) {
+		const char *base;
+
+		if (native_symbols_function(reg->nsyms, t->pid, look, &start, &path) < 0) {
+			path = rf.module;
+			start = rf.module ? rf.offset : ip;
+		}
+		base = path ? strrchr(path, '/') : NULL;
+		snprintf(unnamed, sizeof(unnamed), "%.64s+0x%llx",
+			 base ? base + 1 : path ? path : "[unknown]", (unsigned long long)start);
+		rf.name = unnamed;
+	}
 	frames_push(out, &rf);
-	if (named)
-		bcc_symbol_free_demangle_name(&sym);
 }
 
 /*
@@ -268,8 +298,18 @@ static bool passes_eval_loop(const struct py_target *t, const uint64_t *ips, int
 	return false;
 }
 
+/* The frames up to the outermost eval-loop frame: what is below it (the
+ * interpreter's start-up, a thread's bootstrap) runs no Python code. */
+static int without_startup(const struct py_target *t, const uint64_t *ips, int nips)
+{
+	for (int i = nips - 1; i >= 0; i--)
+		if (py_process_in_eval(&t->proc, ips[i]))
+			return i + 1;
+	return nips;
+}
+
 static void build_user(struct stack_collector *c, struct py_registry *reg, struct py_target *t,
-		       const struct pyb_stack *st, const uint64_t *ips, int nips,
+		       const struct pyb_stack *st, const uint64_t *ips, int nips, bool startup,
 		       uint64_t value, struct frame_list *out, uint32_t keep, int *cut_at)
 {
 	uint32_t next = 0, len = st ? st->len : 0;
@@ -280,11 +320,13 @@ static void build_user(struct stack_collector *c, struct py_registry *reg, struc
 	 * lives in a function we cannot see), so there is no place to put the
 	 * native frames. Python frames alone, and the summary says so.
 	 */
-	if (t && t->native_syms && nips > 0 && len > 0 && !passes_eval_loop(t, ips, nips)) {
+	if (t && t->native && nips > 0 && len > 0 && !passes_eval_loop(t, ips, nips)) {
 		c->native_unplaced += value;
 		nips = 0;
 	}
-	if (t && t->native_syms && nips > 0) {
+	if (t && t->native && len > 0 && !startup)
+		nips = without_startup(t, ips, nips);
+	if (t && t->native && nips > 0) {
 		for (int i = 0; i < nips; i++) {
 			bool eval = py_process_in_eval(&t->proc, ips[i]);
 
@@ -298,7 +340,7 @@ static void build_user(struct stack_collector *c, struct py_registry *reg, struc
 					 next < len);
 				continue;
 			}
-			push_native(c, t, ips[i], out);
+			push_native(c, reg, t, ips[i], i > 0, out);
 		}
 	}
 	for (; next < len; next++) {
@@ -361,6 +403,22 @@ static void root_in_task(struct frame_list *user, int cut_at, const struct async
 
 		frames_push(user, &f);
 	}
+}
+
+/* Frames of native stack id (native_stacks), innermost first; 0 for
+ * PYB_STACK_ID_NONE (none was taken), or -1. */
+static int read_native(int fd, int32_t id, uint64_t *ips)
+{
+	struct pyb_native_stack ns;
+	int n;
+
+	if (id == PYB_STACK_ID_NONE)
+		return 0;
+	if (id < 0 || fd < 0 || bpf_lookup_elem(fd, &id, &ns) < 0)
+		return -1;
+	n = ns.len > PYB_MAX_NATIVE ? PYB_MAX_NATIVE : (int)ns.len;
+	memcpy(ips, ns.ips, (size_t)n * sizeof(*ips));
+	return n;
 }
 
 /* Frames of stack id (0 for PYB_STACK_ID_NONE: none was taken), or -1. */
@@ -518,14 +576,15 @@ static size_t prune_map(int fd, size_t key_size, const void *keep, size_t nkeep,
 }
 
 size_t stack_collector_prune(struct stack_collector *c, const struct stack_maps *maps,
-			     uint32_t pystacks_max, uint32_t stacks_max)
+			     uint32_t pystacks_max, uint32_t stacks_max, uint32_t native_max)
 {
 	if (c->nkeep_py)
 		qsort(c->keep_py, c->nkeep_py, sizeof(*c->keep_py), u64_cmp);
 	if (c->nkeep_ids)
 		qsort(c->keep_ids, c->nkeep_ids, sizeof(*c->keep_ids), u32_cmp);
 	return prune_map(maps->pystacks_fd, 8, c->keep_py, c->nkeep_py, pystacks_max) +
-	       prune_map(maps->stacks_fd, 4, c->keep_ids, c->nkeep_ids, stacks_max);
+	       prune_map(maps->stacks_fd, 4, c->keep_ids, c->nkeep_ids, stacks_max) +
+	       prune_map(maps->native_stacks_fd, 4, c->keep_ids, c->nkeep_ids, native_max);
 }
 
 /* ---- reading the counts --------------------------------------------- */
@@ -633,15 +692,15 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 		frames_clear(&user);
 		frames_clear(&kernel);
 		n = 0;
-		if (f->user_stacks && t && t->native_syms) {
-			n = read_stack(maps->stacks_fd, key.user_stack, ips);
+		if (f->user_stacks && t && t->native) {
+			n = read_native(maps->native_stacks_fd, key.user_stack, ips);
 			if (n < 0) {
 				c->missed_user += value;
 				n = 0;
 			}
 		}
 		keep = task_frames(c, f, &key, have_py ? raw : NULL, value, &task);
-		build_user(c, reg, t, have_py ? st : NULL, ips, n, value, &user,
+		build_user(c, reg, t, have_py ? st : NULL, ips, n, f->startup_frames, value, &user,
 			   keep ? keep : UINT32_MAX, &cut_at);
 		if (keep && cut_at >= 0)
 			root_in_task(&user, cut_at, task);

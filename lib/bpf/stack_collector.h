@@ -59,13 +59,17 @@ struct stack_filter {
 	uint64_t sample_weight; /* 0: 1 */
 	const char *offcpu_marker;
 	bool consume;          /* periodic output: delete the counts read */
+	/* native frames below the outermost Python frame (the interpreter's
+	 * start-up, a thread's bootstrap) are kept; by default left out */
+	bool startup_frames;
 };
 
 /* BPF maps the collector reads. */
 struct stack_maps {
 	int counts_fd;   /* struct pyb_count_key -> value */
 	int pystacks_fd; /* Python stack id -> struct pyb_stack */
-	int stacks_fd;   /* native and kernel stack traces */
+	int stacks_fd;   /* kernel stack traces */
+	int native_stacks_fd; /* native user stacks (struct pyb_native_stack); -1 none */
 };
 
 void stack_collector_free(struct stack_collector *c);
@@ -98,7 +102,11 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
  * pruning only maps that fill keeps that rare.) Returns entries deleted.
  */
 size_t stack_collector_prune(struct stack_collector *c, const struct stack_maps *maps,
-			     uint32_t pystacks_max, uint32_t stacks_max);
+			     uint32_t pystacks_max, uint32_t stacks_max, uint32_t native_max);
+
+/* pid mapped more files: its native frames are placed by a new read of
+ * its mappings. */
+void stack_collector_forget_maps(struct stack_collector *c, pid_t pid);
 
 /*
  * Names one recorded Python stack leaf first, frames joined by sep, into

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Native user stacks unwound in BPF, with or without frame pointers
+ * (bpf_c/native_abi.h): for each frame, the trie of the process's mapped
+ * files gives the file of its address; a file that keeps frame pointers is
+ * walked by its rbp chain, any other by its unwind table (rows user space
+ * built from .eh_frame), binary-searched for the row of the address. The
+ * walk stops, with its reason, where neither says where the caller is:
+ * never a guess.
+ *
+ * Registers come from the event (a sample or uprobe in user mode) or, in
+ * the kernel, from the task's saved user registers (bpf_task_pt_regs).
+ *
+ * Compile-time parameters (-D): UNWIND_ROWS, NATIVE_STACKS_SIZE.
+ */
+#ifndef PYBPF_NATIVE_UNWIND_BPF_H
+#define PYBPF_NATIVE_UNWIND_BPF_H
+
+#include "native_abi.h"
+
+#ifndef USER_STACKS
+#define USER_STACKS 1
+#endif
+/* 8-byte rows: 8 MiB of kernel memory, enough for hundreds of libraries
+ * (libpython ~60K rows, libc ~25K); one row when native stacks are off */
+#ifndef UNWIND_ROWS
+#if USER_STACKS
+#define UNWIND_ROWS (1 << 20)
+#else
+#define UNWIND_ROWS 1
+#endif
+#endif
+/* distinct native stacks: as many as kernel ones (--stack-storage-size) */
+#ifndef NATIVE_STACKS_SIZE
+#ifdef STACK_STORAGE_SIZE
+#define NATIVE_STACKS_SIZE STACK_STORAGE_SIZE
+#else
+#define NATIVE_STACKS_SIZE 16384
+#endif
+#endif
+
+BPF_ARRAY(unwind_rows, struct pyb_unwind_row, UNWIND_ROWS);
+BPF_F_TABLE("lpm_trie", struct pyb_native_map_key, struct pyb_native_map, native_maps, 262144,
+	    BPF_F_NO_PREALLOC);
+BPF_F_TABLE("hash", u32, struct pyb_native_stack, native_stacks, NATIVE_STACKS_SIZE,
+	    BPF_F_NO_PREALLOC);
+struct pyb_uregs {
+	u64 ip, sp, bp;
+};
+
+/* Per-CPU room for a walk: more than the BPF stack can hold beside the
+ * callers' frames. */
+struct pyb_native_scratch {
+	struct pyb_native_stack st;
+	struct pyb_native_map_key mk;
+	struct pyb_uregs r;
+	struct pyb_proc_event ev;
+	struct pyb_count_key key; /* pyprofile: the sample's, counted at the end */
+	u64 h;     /* hash of the frames so far */
+	u32 pid;
+	u32 done;  /* the walk is over (st.end says why) */
+};
+BPF_PERCPU_ARRAY(native_scratch, struct pyb_native_scratch, 1);
+/* walks per way they ended (enum pyb_native_end), per process */
+BPF_HASH(native_ends, u64, u64, 16384);
+
+/* Where a file's rows can be: 2^20 rows searched in 20 halvings. */
+#define PYB_ROW_SEARCH_STEPS 20
+
+/* The row of file m for address pc (as linked): the last with row.pc <= pc. */
+static __always_inline struct pyb_unwind_row *pyb_find_row(const struct pyb_native_map *m, u64 pc)
+{
+	u32 lo = 0, n = m->nrows, first = m->first_row, idx;
+	struct pyb_unwind_row *r;
+
+	if (!n)
+		return NULL;
+	for (int k = 0; k < PYB_ROW_SEARCH_STEPS; k++) {
+		u32 half = n >> 1;
+
+		idx = first + lo + half;
+		r = unwind_rows.lookup(&idx);
+		if (!r)
+			return NULL;
+		/* branchless, so that the verifier follows one path */
+		lo += half & -(u32)(r->pc <= pc);
+		n -= half;
+	}
+	idx = first + lo;
+	r = unwind_rows.lookup(&idx);
+	if (!r || r->pc > pc)
+		return NULL;
+	return r;
+}
+
+static __always_inline int pyb_read_user_u64(u64 addr, u64 *v)
+{
+	return bpf_probe_read_user(v, sizeof(*v), (void *)addr);
+}
+
+static __always_inline void pyb_native_end_count(u32 pid, u32 why)
+{
+	u64 key = ((u64)pid << 32) | why, one = 1, *n = native_ends.lookup(&key);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	else
+		native_ends.update(&key, &one);
+}
+
+/*
+ * One step: from the frame at r (code of file m) to its caller. Returns a
+ * reason the walk ends (PYB_NATIVE_COMPLETE: the caller is in r), or -1
+ * to go on.
+ */
+static __always_inline int pyb_native_step(const struct pyb_native_map *m, struct pyb_uregs *r,
+					   bool leaf)
+{
+	u64 cfa, ra, bp = r->bp;
+	/* a caller's address is the return address: the call is just before */
+	u64 pc = r->ip - m->bias - (leaf ? 0 : 1);
+
+	if ((m->flags & PYB_NMAP_FP) && (!leaf || !m->nrows)) {
+		/* the leaf may be in its prologue: its row says, if it has one */
+		if (!r->bp)
+			return PYB_NATIVE_COMPLETE;
+		if (pyb_read_user_u64(r->bp, &bp) || pyb_read_user_u64(r->bp + 8, &ra))
+			return PYB_NATIVE_UNREADABLE;
+		cfa = r->bp + 16;
+	} else {
+		struct pyb_unwind_row *row = pyb_find_row(m, pc);
+		u32 kind = row ? row->kind : PYB_CFA_NONE;
+
+		if (kind == PYB_CFA_NONE)
+			return PYB_NATIVE_NO_INFO;
+		if (kind == PYB_CFA_END)
+			return PYB_NATIVE_COMPLETE;
+		if (kind == PYB_CFA_SIGNAL) {
+			/* struct ucontext at rsp: its mcontext's gregs at 40,
+			 * rbp the 11th, rsp the 16th, rip the 17th */
+			if (pyb_read_user_u64(r->sp + 40 + 10 * 8, &bp) ||
+			    pyb_read_user_u64(r->sp + 40 + 15 * 8, &cfa) ||
+			    pyb_read_user_u64(r->sp + 40 + 16 * 8, &ra))
+				return PYB_NATIVE_UNREADABLE;
+			r->ip = ra;
+			r->sp = cfa;
+			r->bp = bp;
+			return ra ? -1 : PYB_NATIVE_COMPLETE;
+		}
+		if (kind == PYB_CFA_RBP)
+			cfa = r->bp + row->cfa_off;
+		else
+			cfa = r->sp + row->cfa_off;
+		if (kind == PYB_CFA_PLT && (r->ip & 15) >= (u64)(s64)row->rbp_off)
+			cfa += 8;
+		if (pyb_read_user_u64(cfa - 8, &ra))
+			return PYB_NATIVE_UNREADABLE;
+		if (kind != PYB_CFA_PLT && row->rbp_off &&
+		    pyb_read_user_u64(cfa + (s64)row->rbp_off * 8, &bp))
+			return PYB_NATIVE_UNREADABLE;
+	}
+	/* callers' frames are above their callees' */
+	if (cfa <= r->sp)
+		return PYB_NATIVE_BAD_FRAME;
+	r->ip = ra;
+	r->sp = cfa;
+	r->bp = bp;
+	return ra ? -1 : PYB_NATIVE_COMPLETE;
+}
+
+/* Frames walked by one program of a chain (the verifier follows each
+ * frame's code some 8K instructions' worth: a walk is a chain of tail
+ * calls, up to 33, each doing a batch). */
+#define PYB_NATIVE_BATCH 4
+
+/* Begins a walk of the current thread's user stack from (ip, sp, bp): the
+ * chain's programs go on from the per-CPU scratch. NULL if there is none. */
+static __always_inline struct pyb_native_scratch *pyb_native_begin(u32 pid, u64 ip, u64 sp, u64 bp)
+{
+	u32 zero = 0;
+	struct pyb_native_scratch *ns = native_scratch.lookup(&zero);
+
+	if (!ns)
+		return NULL;
+	ns->r.ip = ip;
+	ns->r.sp = sp;
+	ns->r.bp = bp;
+	ns->mk.prefixlen = 96;
+	ns->mk.pid = pid;
+	ns->pid = pid;
+	ns->st.len = 0;
+	ns->st.end = PYB_NATIVE_TOO_DEEP;
+	ns->h = 0xcbf29ce484222325ULL;
+	ns->done = 0;
+	return ns;
+}
+
+/* The same from the current task's user registers, saved when it entered
+ * the kernel (pt_regs is laid out by the x86-64 entry code, a fixed ABI). */
+static __always_inline struct pyb_native_scratch *pyb_native_begin_task(u32 pid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	u64 ip, sp, bp;
+
+	if (bpf_probe_read_kernel(&ip, sizeof(ip), &regs->ip) ||
+	    bpf_probe_read_kernel(&sp, sizeof(sp), &regs->sp) ||
+	    bpf_probe_read_kernel(&bp, sizeof(bp), &regs->bp)) {
+		pyb_native_end_count(pid, PYB_NATIVE_NO_REGS);
+		return NULL;
+	}
+	return pyb_native_begin(pid, ip, sp, bp);
+}
+
+/*
+ * Up to PYB_NATIVE_BATCH more frames. A registered process whose walk
+ * meets an address in no known file is marked for user space to read its
+ * mappings again (a library loaded since), once until it has. The reason
+ * a walk ends is kept in memory, not a register, so that every way out
+ * reaches the code after the loop in one state.
+ */
+static __always_inline void pyb_native_batch(void *ctx, struct pyb_native_scratch *ns)
+{
+	struct pyb_native_stack *st = &ns->st;
+	struct pyb_uregs *r = &ns->r;
+	struct pyb_proc *proc = procs.lookup(&ns->pid);
+
+	for (u32 b = 0; b < PYB_NATIVE_BATCH; b++) {
+		struct pyb_native_map *m;
+		u32 i = st->len;
+		u64 be = __builtin_bswap64(r->ip);
+		int end;
+
+		if (i >= PYB_MAX_NATIVE) {
+			st->end = PYB_NATIVE_TOO_DEEP;
+			ns->done = 1;
+			return;
+		}
+		st->ips[i] = r->ip;
+		st->len = i + 1;
+		ns->h = (ns->h ^ r->ip) * 0x100000001b3ULL;
+		__builtin_memcpy(ns->mk.addr, &be, sizeof(be));
+		m = native_maps.lookup(&ns->mk);
+		if (!m) {
+			st->end = PYB_NATIVE_NO_MAPPING;
+			ns->done = 1;
+			/* two CPUs may both say so: harmless */
+			if (proc && !(proc->flags & PYB_PROC_MAPS_STALE)) {
+				proc->flags |= PYB_PROC_MAPS_STALE;
+				__builtin_memset(&ns->ev, 0, sizeof(ns->ev));
+				ns->ev.pid = ns->pid;
+				ns->ev.kind = PYB_EVENT_NEW_MAPPING;
+				stack_events.perf_submit(ctx, &ns->ev, sizeof(ns->ev));
+			}
+			return;
+		}
+		end = pyb_native_step(m, r, i == 0);
+		if (end >= 0) {
+			st->end = (u32)end;
+			ns->done = 1;
+			return;
+		}
+	}
+}
+
+/* Stores the walked stack in native_stacks; its id there, or -1. */
+static __always_inline s32 pyb_native_store(struct pyb_native_scratch *ns)
+{
+	struct pyb_native_stack *st = &ns->st;
+	u64 h;
+
+	pyb_native_end_count(ns->pid, st->end);
+	h = (ns->h ^ ((u64)st->len << 8 | st->end)) * 0x100000001b3ULL;
+	st->hash = h;
+	/* ids are 31 bits: a taken one with another stack is passed over */
+	for (u32 probe = 0, id = (u32)h & 0x7fffffff; probe < 4;
+	     probe++, id = (id + 1) & 0x7fffffff) {
+		struct pyb_native_stack *old = native_stacks.lookup(&id);
+
+		if (old) {
+			if (old->hash == h)
+				return (s32)id;
+			continue;
+		}
+		if (native_stacks.update(&id, st) < 0)
+			break;
+		return (s32)id;
+	}
+	pyb_stat(PYB_STAT_NATIVE_MAP_FULL);
+	return -1;
+}
+
+/*
+ * One program of a chain: a batch of the walk the per-CPU scratch holds.
+ * A chain is a tool's program NAME, in the tool's source because libbcc
+ * rewrites tail calls only outside macros:
+ *
+ *	BPF_PROG_ARRAY(NAME_tail, 1);   (user space puts NAME in it)
+ *	int NAME(void *ctx)
+ *	{
+ *		struct pyb_native_scratch *ns = pyb_native_chain_step(ctx);
+ *
+ *		if (!ns)
+ *			return 0;
+ *		if (!ns->done)
+ *			NAME_tail.call(ctx, 0);
+ *		FINISH(ctx, ns, pyb_native_store(ns));   (done, or out of calls)
+ *		return 0;
+ *	}
+ *
+ * Its entry is the tool's program that began the walk and tail-calls
+ * NAME; if the chain is not loaded (native stacks off), the entry
+ * finishes without a native stack.
+ */
+static __always_inline struct pyb_native_scratch *pyb_native_chain_step(void *ctx)
+{
+	u32 zero = 0;
+	struct pyb_native_scratch *ns = native_scratch.lookup(&zero);
+
+	if (ns)
+		pyb_native_batch(ctx, ns);
+	return ns;
+}
+
+#endif

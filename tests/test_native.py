@@ -1,0 +1,227 @@
+"""Native frames unwound in BPF from the binaries' unwind tables, on every
+interpreter of the matrix (none but Debian's 3.15 keeps frame pointers):
+placed under the Python frames that called them, named, and matched
+against what the workload does and against perf's DWARF unwinder."""
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from conftest import WORKLOADS, tool_path
+import interpreters
+from profiling import finish, frame_name, parse_folded, start_tool
+
+WORKLOAD = os.path.join(WORKLOADS, "native_work.py")
+PY_FRAME = re.compile(r".* \(.*:(\d+|\?)\)$")
+
+
+def is_python(frame):
+    return bool(PY_FRAME.match(frame))
+
+
+@pytest.fixture(scope="session")
+def pyprofile():
+    return tool_path("pyprofile")
+
+
+@pytest.fixture(scope="session")
+def pyoffcpu():
+    return tool_path("pyoffcpu")
+
+
+def walks_ended_early(err, pid):
+    """(ended early, all) native walks of pid from the summary, or None."""
+    m = re.search(r"native stacks of .*? \(PID %d\): (\d+) of (\d+) walks ended early" % pid, err)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def profile(interp, tool, args, seconds):
+    """Runs native_work.py and the tool on it with -v; (rows, stderr, pid)."""
+    script = interp.place(WORKLOAD)
+    proc = interp.spawn([script, "120"])
+    try:
+        time.sleep(1.5)  # past the imports
+        r = subprocess.run([tool, "-v", "-f", "-p", str(proc.pid)] + args + [str(seconds)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=180,
+                           universal_newlines=True)
+        pid = proc.pid
+    finally:
+        proc.kill()
+    assert r.returncode == 0, r.stderr
+    return parse_folded(r.stdout), r.stderr, pid
+
+
+def below(frames, name):
+    """The frames after (called by) the last frame named name; none if no
+    frame is (a sample taken while the call was still being made)."""
+    idx = [i for i, f in enumerate(frames) if frame_name(f) == name]
+    return frames[idx[-1] + 1:] if idx else []
+
+
+@pytest.fixture(scope="module")
+def cpu_profile(interp, pyprofile):
+    return profile(interp, pyprofile, ["-U", "-F", "199"], 4)
+
+
+def share(rows, where, has):
+    """(samples of rows with frame `where` that satisfy has, all of them)."""
+    picked = [(fr, c) for fr, _, c in rows if any(frame_name(f) == where for f in fr)]
+    return sum(c for fr, c in picked if has(fr)), sum(c for _, c in picked)
+
+
+def test_zlib_time_is_in_deflate(interp, cpu_profile):
+    """do_zlib's samples go on into libz's deflate, below the Python frame
+    that called compress, and only native frames follow it."""
+    rows, err, pid = cpu_profile
+    print("interpreter:", interp.id)
+    hit, total = share(rows, "do_zlib", lambda fr: "deflate" in below(fr, "do_zlib"))
+    assert total >= 100, err
+    assert hit >= 0.85 * total, (hit, total, [r for r in rows if "do_zlib" in str(r)][:5])
+    for frames, _, _ in rows:
+        if any(frame_name(f) == "do_zlib" for f in frames):
+            assert not any(is_python(f) for f in below(frames, "do_zlib")), frames
+
+
+def json_module_file(interp):
+    """Where the interpreter's _json C module is: its file, or "" when it
+    is built into the interpreter."""
+    return subprocess.run(interp.argv + ["-c", "import _json; print(getattr(_json, '__file__', ''))"],
+                          stdout=subprocess.PIPE, universal_newlines=True, timeout=60,
+                          check=True).stdout.strip()
+
+
+def test_json_time_is_in_the_c_encoder(interp, cpu_profile):
+    """do_json's samples go on below iterencode into native code: the
+    _json module's encoder, named where it has symbols, else as the module
+    and its function's start; where _json is built into a stripped
+    interpreter (Debian's 3.13+), its recursion of unnamed functions."""
+    rows, err, _ = cpu_profile
+    own_file = json_module_file(interp)
+
+    def in_json(fr):
+        # co_qualname from 3.11 on, co_name before
+        native = below(fr, "JSONEncoder.iterencode") or below(fr, "iterencode")
+        if own_file:
+            return any("_json" in f or f.startswith("encoder_") for f in native)
+        return len(native) >= 2 and not any(is_python(f) for f in native)
+
+    hit, total = share(rows, "do_json", in_json)
+    print("interpreter: %s, _json in %s" % (interp.id, own_file or "the interpreter"))
+    assert total >= 40, err
+    assert hit >= 0.7 * total, (hit, total, [r for r in rows if "do_json" in str(r)][:5])
+
+
+def test_sort_callback_interleaves(interp, cpu_profile):
+    """sorted(key=key_of): native frames of the sort sit between do_sort and
+    key_of, in the order the program called them."""
+    rows, err, _ = cpu_profile
+    hit, total = share(rows, "key_of", lambda fr: any(
+        not is_python(f) for f in fr[[frame_name(x) for x in fr].index("do_sort") + 1:
+                                     [frame_name(x) for x in fr].index("key_of")]))
+    assert total >= 30, err
+    assert hit >= 0.9 * total, (hit, total)
+
+
+def test_frames_are_named_and_rooted_in_python(interp, cpu_profile):
+    """No bare [unknown] frame (an unnamed one says its module and offset);
+    the interpreter's start-up frames are left out, so the main thread's
+    stacks start at <module>; the summary counts walks that ended early."""
+    rows, err, pid = cpu_profile
+    for frames, _, _ in rows:
+        assert not any(f == "[unknown]" for f in frames), frames
+    main = [(fr, c) for fr, _, c in rows if any(frame_name(f) == "do_zlib" for f in fr)]
+    assert all(frame_name(fr[0]) == "<module>" for fr, _ in main), main[:3]
+    assert "native frames not shown" not in err, err
+    ends = walks_ended_early(err, pid)
+    assert ends and ends[1] >= 500, err
+    print("walks ended early: %d of %d" % ends)
+    assert ends[0] <= 0.05 * ends[1], err
+
+
+def host_interp():
+    for i in interpreters.discover()[0]:
+        if isinstance(i, interpreters.Interpreter) and i.id == "host-3.11":
+            return i
+    pytest.skip("host python3.11 not available")
+
+
+def test_startup_frames_are_kept_when_asked(pyprofile):
+    """--startup-frames: the interpreter's start-up frames stay below
+    <module> (Py_BytesMain is exported, so named even when stripped)."""
+    rows, err, _ = profile(host_interp(), pyprofile, ["-U", "-F", "99", "--startup-frames"], 2)
+    main = [(fr, c) for fr, _, c in rows if any(frame_name(f) == "do_zlib" for f in fr)]
+    assert main, err
+    for frames, _ in main:
+        startup = frames[:[frame_name(f) for f in frames].index("<module>")]
+        assert "Py_BytesMain" in startup, frames
+
+
+def test_blocked_thread_ends_in_libc(interp, pyoffcpu):
+    """pyoffcpu: the sleeping thread's native frames go down to the libc
+    call time.sleep makes (clock_nanosleep from 3.11 on, select before),
+    and what follows it is libc's own (newer glibcs make the system call
+    in an internal cancellation helper)."""
+    rows, err, _ = profile(interp, pyoffcpu, ["-U"], 2)
+    want = "clock_nanosleep" if interp.version >= (3, 11) else "select"
+    picked = [(fr, c) for fr, _, c in rows if any(frame_name(f) == "sleeper" for f in fr)]
+    total = sum(c for _, c in picked)
+    assert total >= 1000000, (err, picked[:3])  # a second of blocked time at least
+    in_call = 0
+    for frames, count in picked:
+        native = [f for f in below(frames, "sleeper") if not f.startswith("[")]
+        # libc's own name for it where libc has .symtab: __GI___clock_nanosleep
+        at = [i for i, f in enumerate(native) if f.endswith(want)]
+        if at and all(f.startswith(("libc.so", "__")) for f in native[at[0] + 1:]):
+            in_call += count
+    # the rest is the thread waiting for the GIL after each sleep
+    assert in_call >= 0.8 * total, picked
+
+
+def perf_stacks(pid, seconds):
+    """perf record --call-graph dwarf on pid: [(frames, count)] leaf first."""
+    data = "/tmp/pybpf-perf-%d.data" % os.getpid()
+    subprocess.run(["perf", "record", "-q", "-F", "199", "--call-graph", "dwarf,16384",
+                    "-o", data, "-p", str(pid), "--", "sleep", str(seconds)],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True, timeout=120)
+    out = subprocess.run(["perf", "script", "-i", data, "-F", "ip,sym"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True,
+                         timeout=300, universal_newlines=True).stdout
+    os.unlink(data)
+    stacks, cur = [], []
+    for line in out.splitlines() + [""]:
+        if line.strip():
+            parts = line.split(None, 1)
+            cur.append(parts[1].split("+0x")[0] if len(parts) > 1 else "[unknown]")
+        elif cur:
+            stacks.append(cur)
+            cur = []
+    return stacks
+
+
+@pytest.mark.skipif(not shutil.which("perf"), reason="perf (linux-perf) is not installed")
+def test_deflate_share_matches_perf(pyprofile, tmp_path):
+    """Debian's python3.11 (no frame pointers): the share of samples in
+    deflate matches perf's DWARF unwinder within 5 points, both sampling
+    the same process at once."""
+    out = str(tmp_path / "out.folded")
+    proc = subprocess.Popen([host_interp().exe, WORKLOAD, "60"])
+    try:
+        time.sleep(1.5)
+        tool = start_tool(pyprofile, ["-U", "-F", "199", "-o", out, "--format", "folded",
+                                      "-p", str(proc.pid), "4"])
+        perf = perf_stacks(proc.pid, 4)
+        rc, _, err = finish(tool)
+    finally:
+        proc.kill()
+    assert rc == 0, err
+    with open(out, encoding="utf-8") as fp:
+        rows = parse_folded(fp.read())
+    ours = sum(c for fr, _, c in rows if "deflate" in fr) / sum(c for _, _, c in rows)
+    theirs = sum(1 for s in perf if "deflate" in s) / len(perf)
+    print("deflate on the stack: pyprofile %.1f%%, perf --call-graph dwarf %.1f%%"
+          % (100 * ours, 100 * theirs))
+    assert len(perf) >= 300
+    assert abs(ours - theirs) <= 0.05, (ours, theirs)
