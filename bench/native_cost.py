@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""What native stacks cost, measured on this machine (a benchmark, not a test).
+
+For a stack of 30 Python frames and about 20 native ones (deep_native.py),
+profiled at 999 Hz, in one run, pyprofile with native stacks against
+pyprofile --no-native (Python and kernel frames only: what interpreters
+without frame pointers had before) and against no profiler at all:
+  - BPF time per sample (the kernel's accounting, kernel.bpf_stats_enabled);
+  - the workload's slowdown, as throughput ratios to unprofiled runs
+    interleaved with the profiled ones (the machine is shared: only ratios
+    mean anything);
+  - the unwind tables: rows, kernel memory, time to build and load them,
+    and the start-up time they add (pyprofile -v);
+  - the same tables for a process that imports NumPy, when python3-numpy
+    is installed.
+
+Usage: sudo bench/native_cost.py [--python /usr/bin/python3.11] [--seconds 6]
+       [--rounds 3]
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+BUILD = os.environ.get("PYBPF_BUILD", os.path.join(REPO, "build"))
+PYPROFILE = os.path.join(BUILD, "tools", "pyprofile")
+WORKLOAD = os.path.join(HERE, "deep_native.py")
+STATS = "/proc/sys/kernel/bpf_stats_enabled"
+TABLES = re.compile(r"native unwind tables: (\d+) rows \((\d+) KiB\) of (\d+) files, built in "
+                    r"(\d+) ms, loaded in (\d+) ms")
+
+
+def run(python, seconds, hz=None, extra=()):
+    """The workload alone, or under pyprofile -p at hz. (it/s, stderr)."""
+    wl = subprocess.Popen([python, WORKLOAD, str(seconds + 4)], stdout=subprocess.PIPE,
+                          universal_newlines=True)
+    err = ""
+    if hz:
+        time.sleep(0.3)
+        prof = subprocess.run([PYPROFILE, "-v", "-U", "-F", str(hz), "-f", "-p", str(wl.pid)]
+                              + list(extra) + [str(int(seconds + 2))],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              universal_newlines=True)
+        err = prof.stderr
+    out, _ = wl.communicate()
+    return float(re.search(r"iterations_per_second (\S+)", out).group(1)), err
+
+
+def startup_s(err):
+    m = re.search(r"start-up ([\d.]+) s", err)
+    return float(m.group(1)) if m else None
+
+
+def numpy_tables(python):
+    """pyprofile -v's table line for a process that imported NumPy, or why not."""
+    probe = subprocess.run([python, "-c", "import numpy"], stderr=subprocess.DEVNULL)
+    if probe.returncode:
+        return "NumPy not installed for %s (apt install python3-numpy)" % python
+    wl = subprocess.Popen([python, "-c", "import numpy, time\nwhile True: numpy.ones(1000).sum()"])
+    try:
+        time.sleep(2)
+        err = subprocess.run([PYPROFILE, "-v", "-p", str(wl.pid), "1"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, universal_newlines=True).stderr
+    finally:
+        wl.kill()
+    m = TABLES.search(err)
+    return m.group(0) if m else "no table figures:\n" + err
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--python", default="/usr/bin/python3.11")
+    ap.add_argument("--seconds", type=float, default=6)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("run as root")
+    old = open(STATS).read().strip()
+    with open(STATS, "w") as f:
+        f.write("1")
+    modes = {"native": [], "no-native": ["--no-native"]}
+    ratio = {m: [] for m in modes}
+    per_sample = {m: [] for m in modes}
+    start = {m: [] for m in modes}
+    tables = None
+    try:
+        run(args.python, 1, 999)  # the BPF programs into the cache first
+        for r in range(args.rounds):
+            for mode, extra in modes.items():
+                base, _ = run(args.python, args.seconds)
+                prof, err = run(args.python, args.seconds, 999, extra)
+                ratio[mode].append(prof / base)
+                m = re.search(r"(\d+) ns per run, at most (\d+) ns per Python sample", err)
+                if m:
+                    per_sample[mode].append(int(m.group(1)))
+                if startup_s(err) is not None:
+                    start[mode].append(startup_s(err))
+                if mode == "native" and TABLES.search(err):
+                    tables = TABLES.search(err)
+                print("round %d, %-9s: %.1f it/s profiled vs %.1f unprofiled (ratio %.3f)"
+                      % (r + 1, mode, prof, base, prof / base), flush=True)
+    finally:
+        with open(STATS, "w") as f:
+            f.write(old)
+    print()
+    print("python: %s; 30 Python frames, ~20 native; 999 Hz; %d rounds of %.0f s"
+          % (args.python, args.rounds, args.seconds))
+    for mode in modes:
+        med = statistics.median(ratio[mode])
+        ns = statistics.median(per_sample[mode]) if per_sample[mode] else float("nan")
+        print("%-9s: slowdown %.1f%% (throughput ratio %.3f), BPF %.2f us per sample, "
+              "start-up %.2f s" % (mode, 100 * (1 - med), med, ns / 1000,
+                                   statistics.median(start[mode]) if start[mode] else -1))
+    if tables:
+        rows, kib, files, build, load = map(int, tables.groups())
+        print("unwind tables of the workload's process: %d rows, %d KiB of kernel memory, "
+              "%d files; built in %d ms, loaded in %d ms" % (rows, kib, files, build, load))
+    print("with NumPy:", numpy_tables(args.python))
+
+
+if __name__ == "__main__":
+    main()
