@@ -26,9 +26,9 @@ typedef int8_t pyb_s8;
 /* How a function's caller is found at one address (struct pyb_unwind_row). */
 enum pyb_cfa_kind {
 	PYB_CFA_NONE = 0, /* no unwind information here: the walk ends (counted) */
-	PYB_CFA_RSP,      /* CFA = rsp + cfa_off */
-	PYB_CFA_RBP,      /* CFA = rbp + cfa_off */
-	PYB_CFA_PLT,      /* PLT stub: CFA = rsp + cfa_off, + 8 if (rip & 15) >= rbp_off */
+	PYB_CFA_RSP,      /* CFA = rsp + 8 * cfa_off8 */
+	PYB_CFA_RBP,      /* CFA = rbp + 8 * cfa_off8 */
+	PYB_CFA_PLT,      /* PLT stub: CFA = rsp + 8 * cfa_off8, + 8 if (rip & 15) >= rbp_off */
 	PYB_CFA_SIGNAL,   /* signal trampoline: the interrupted registers are in
 			   * the ucontext at rsp (x86-64 rt_sigframe) */
 	PYB_CFA_END,      /* the outermost frame (return address undefined) */
@@ -44,7 +44,9 @@ enum pyb_cfa_kind {
  */
 struct pyb_unwind_row {
 	pyb_u32 pc;
-	pyb_s16 cfa_off;
+	pyb_s16 cfa_off8; /* the CFA's offset / 8 (always a multiple of 8 on
+			   * x86-64): frames up to 256 KiB (select() keeps
+			   * ~48 KiB on its stack) */
 	pyb_u8 kind;    /* enum pyb_cfa_kind */
 	pyb_s8 rbp_off;
 };

@@ -148,9 +148,9 @@ static __always_inline int pyb_native_step(const struct pyb_native_map *m, struc
 			return ra ? -1 : PYB_NATIVE_COMPLETE;
 		}
 		if (kind == PYB_CFA_RBP)
-			cfa = r->bp + row->cfa_off;
+			cfa = r->bp + (s64)row->cfa_off8 * 8;
 		else
-			cfa = r->sp + row->cfa_off;
+			cfa = r->sp + (s64)row->cfa_off8 * 8;
 		if (kind == PYB_CFA_PLT && (r->ip & 15) >= (u64)(s64)row->rbp_off)
 			cfa += 8;
 		if (pyb_read_user_u64(cfa - 8, &ra))

@@ -855,7 +855,7 @@ void session_print_summary(struct tool_session *s, const char *unit)
 		print_native_ends(s);
 	if (s->col.native_unplaced)
 		fprintf(stderr,
-			"%s: native frames left out of %llu stacks: their native stack does not "
+			"%s: native frames left out of %llu distinct stacks: their native stack does not "
 			"pass through the interpreter's eval loop, so they cannot be placed\n",
 			s->tool, (unsigned long long)s->col.native_unplaced);
 	if (s->tasks) {

@@ -310,18 +310,18 @@ static int without_startup(const struct py_target *t, const uint64_t *ips, int n
 
 static void build_user(struct stack_collector *c, struct py_registry *reg, struct py_target *t,
 		       const struct pyb_stack *st, const uint64_t *ips, int nips, bool startup,
-		       uint64_t value, struct frame_list *out, uint32_t keep, int *cut_at)
+		       struct frame_list *out, uint32_t keep, int *cut_at)
 {
 	uint32_t next = 0, len = st ? st->len : 0;
 
 	/*
 	 * Python frames but a native stack that never enters the eval loop:
-	 * the frame-pointer chain broke inside the interpreter (or the loop
-	 * lives in a function we cannot see), so there is no place to put the
-	 * native frames. Python frames alone, and the summary says so.
+	 * the walk ended before it (code without unwind information, JIT
+	 * code), so there is no place to put the native frames. Python frames
+	 * alone, and the summary says so.
 	 */
 	if (t && t->native && nips > 0 && len > 0 && !passes_eval_loop(t, ips, nips)) {
-		c->native_unplaced += value;
+		c->native_unplaced++;
 		nips = 0;
 	}
 	if (t && t->native && len > 0 && !startup)
@@ -658,6 +658,8 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 	if (f->kernel_stacks && !c->ksyms)
 		c->ksyms = bcc_symcache_new(-1, NULL);
 	ncounts = read_counts(maps->counts_fd, f->consume, &counts);
+	if (!f->consume) /* the whole run again (pygil reads it per kind) */
+		c->native_unplaced = 0;
 	if (f->consume)
 		keep_clear(c);
 	for (size_t i = 0; i < ncounts; i++) {
@@ -700,7 +702,7 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 			}
 		}
 		keep = task_frames(c, f, &key, have_py ? raw : NULL, value, &task);
-		build_user(c, reg, t, have_py ? st : NULL, ips, n, f->startup_frames, value, &user,
+		build_user(c, reg, t, have_py ? st : NULL, ips, n, f->startup_frames, &user,
 			   keep ? keep : UINT32_MAX, &cut_at);
 		if (keep && cut_at >= 0)
 			root_in_task(&user, cut_at, task);

@@ -26,7 +26,7 @@ struct stack_collector {
 	uint64_t *seen;
 	size_t seen_cap, seen_n;
 	uint64_t missed_user, missed_kernel, unknown_code;
-	uint64_t native_unplaced; /* value of stacks whose native frames could not be placed */
+	uint64_t native_unplaced; /* distinct stacks whose native frames could not be placed */
 	/* the executable mappings of processes with native frames, read while
 	 * they live, to say where each native frame comes from */
 	struct mapped_files *maps;

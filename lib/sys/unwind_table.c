@@ -26,7 +26,7 @@ struct builder {
 
 static bool same_rule(const struct pyb_unwind_row *a, const struct pyb_unwind_row *b)
 {
-	return a->kind == b->kind && a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
+	return a->kind == b->kind && a->cfa_off8 == b->cfa_off8 && a->rbp_off == b->rbp_off;
 }
 
 /* Drops the rows from pc on: a later FDE wins from its start. */
@@ -107,10 +107,10 @@ static struct pyb_unwind_row convert(uint64_t loc, const struct cfi_row *cr)
 	else
 		return r;
 	if (cr->cfa_reg == XREG_RSP || cr->cfa_reg == XREG_RBP) {
-		if (cr->cfa_off < INT16_MIN || cr->cfa_off > INT16_MAX)
+		if (cr->cfa_off % 8 || cr->cfa_off / 8 < INT16_MIN || cr->cfa_off / 8 > INT16_MAX)
 			return r;
 		r.kind = cr->cfa_reg == XREG_RSP ? PYB_CFA_RSP : PYB_CFA_RBP;
-		r.cfa_off = (pyb_s16)cr->cfa_off;
+		r.cfa_off8 = (pyb_s16)(cr->cfa_off / 8);
 		r.rbp_off = (pyb_s8)rbp_off;
 	} else if (cr->cfa_reg == -1 && rbp_off == 0) {
 		/* rbp_off holds the PLT threshold: rbp must keep its value */
@@ -118,7 +118,7 @@ static struct pyb_unwind_row convert(uint64_t loc, const struct cfi_row *cr)
 
 		if (n >= 0) {
 			r.kind = PYB_CFA_PLT;
-			r.cfa_off = 8;
+			r.cfa_off8 = 1;
 			r.rbp_off = (pyb_s8)n;
 		}
 	}

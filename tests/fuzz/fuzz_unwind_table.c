@@ -49,7 +49,7 @@ static void compare(const struct eh_cfi *cfi, const struct unwind_table *t, uint
 	if (row->kind != PYB_CFA_RSP && row->kind != PYB_CFA_RBP)
 		return;
 	cfa = 0x7ff000000000ULL + 0x1000ULL * (row->kind == PYB_CFA_RSP ? XREG_RSP : XREG_RBP) +
-	      (uint64_t)(int64_t)row->cfa_off;
+	      (uint64_t)((int64_t)row->cfa_off8 * 8);
 	FUZZ_CHECK(rc == CFI_STEP_OK);
 	FUZZ_CHECK(regs.r[XREG_RSP] == cfa && regs.r[XREG_RIP] == mem_at(cfa - 8));
 	FUZZ_CHECK(proc_regs_has(&regs, XREG_RBP));
@@ -82,11 +82,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(i == 0 || t.rows[i - 1].pc < r->pc);
 		FUZZ_CHECK(r->kind <= PYB_CFA_END);
 		FUZZ_CHECK(i == 0 || t.rows[i - 1].kind != r->kind ||
-			   t.rows[i - 1].cfa_off != r->cfa_off || t.rows[i - 1].rbp_off != r->rbp_off);
+			   t.rows[i - 1].cfa_off8 != r->cfa_off8 || t.rows[i - 1].rbp_off != r->rbp_off);
 		if (r->kind == PYB_CFA_PLT)
-			FUZZ_CHECK(r->cfa_off == 8 && r->rbp_off >= 0 && r->rbp_off < 32);
+			FUZZ_CHECK(r->cfa_off8 == 1 && r->rbp_off >= 0 && r->rbp_off < 32);
 		if (r->kind == PYB_CFA_NONE || r->kind == PYB_CFA_END || r->kind == PYB_CFA_SIGNAL)
-			FUZZ_CHECK(r->cfa_off == 0 && r->rbp_off == 0);
+			FUZZ_CHECK(r->cfa_off8 == 0 && r->rbp_off == 0);
 		FUZZ_CHECK(unwind_table_find(&t, r->pc) == r);
 		FUZZ_CHECK(r->pc == 0 || unwind_table_find(&t, r->pc - 1) == (i ? r - 1 : NULL));
 	}

@@ -71,10 +71,10 @@ static enum bpf_result bpf_step(const struct pyb_unwind_row *row, uint64_t *rsp,
 	if (!row)
 		return BPF_NO_INFO;
 	switch (row->kind) {
-	case PYB_CFA_RSP: cfa = *rsp + (uint64_t)(int64_t)row->cfa_off; break;
-	case PYB_CFA_RBP: cfa = *rbp + (uint64_t)(int64_t)row->cfa_off; break;
+	case PYB_CFA_RSP: cfa = *rsp + (uint64_t)((int64_t)row->cfa_off8 * 8); break;
+	case PYB_CFA_RBP: cfa = *rbp + (uint64_t)((int64_t)row->cfa_off8 * 8); break;
 	case PYB_CFA_PLT:
-		cfa = *rsp + (uint64_t)(int64_t)row->cfa_off;
+		cfa = *rsp + (uint64_t)((int64_t)row->cfa_off8 * 8);
 		if ((int64_t)(*rip & 15) >= row->rbp_off)
 			cfa += 8;
 		break;
@@ -195,8 +195,9 @@ static void count_none(const struct eh_cfi *cfi, uint64_t pc, struct counts *c)
 		c->why[WHY_CFA_REG]++;
 		c->cfa_regs[at.row.cfa_reg >= 0 && at.row.cfa_reg < XREG_COUNT ? at.row.cfa_reg
 										 : XREG_COUNT]++;
-	} else if (at.row.cfa_off < INT16_MIN || at.row.cfa_off > INT16_MAX)
-		c->why[WHY_CFA_OFF]++; /* frames above 32 KiB */
+	} else if (at.row.cfa_off % 8 || at.row.cfa_off / 8 < INT16_MIN ||
+		   at.row.cfa_off / 8 > INT16_MAX)
+		c->why[WHY_CFA_OFF]++; /* frames above 256 KiB */
 	else if (bp->kind == CFI_RULE_OFFSET)
 		c->why[WHY_RBP]++;
 	else
@@ -259,7 +260,7 @@ static void compare_pc(const struct eh_cfi *cfi, const struct unwind_table *t, u
 				(unsigned long long)regs.r[XREG_RSP],
 				(unsigned long long)regs.r[XREG_RIP],
 				(unsigned long long)regs.r[XREG_RBP], row ? row->kind : -1,
-				row ? row->cfa_off : 0, row ? row->rbp_off : 0,
+				row ? row->cfa_off8 * 8 : 0, row ? row->rbp_off : 0,
 				row ? (unsigned long long)row->pc : 0ULL, (unsigned long long)rsp,
 				(unsigned long long)rip, (unsigned long long)rbp);
 	}
@@ -303,7 +304,7 @@ static bool check_file(const char *path, size_t budget, bool is_libc)
 		CHECK(i == 0 || t.rows[i - 1].pc < t.rows[i].pc);
 		CHECK(t.rows[i].kind <= PYB_CFA_END);
 		CHECK(i == 0 || t.rows[i - 1].kind != t.rows[i].kind ||
-		      t.rows[i - 1].cfa_off != t.rows[i].cfa_off ||
+		      t.rows[i - 1].cfa_off8 != t.rows[i].cfa_off8 ||
 		      t.rows[i - 1].rbp_off != t.rows[i].rbp_off);
 		plt_rows += t.rows[i].kind == PYB_CFA_PLT;
 		none_rows += t.rows[i].kind == PYB_CFA_NONE;
@@ -466,10 +467,10 @@ static bool row_is(const struct unwind_table *t, uint64_t pc, int kind, int cfa_
 {
 	const struct pyb_unwind_row *r = unwind_table_find(t, pc);
 
-	if (r && r->kind == kind && r->cfa_off == cfa_off && r->rbp_off == rbp_off)
+	if (r && r->kind == kind && r->cfa_off8 * 8 == cfa_off && r->rbp_off == rbp_off)
 		return true;
 	fprintf(stderr, "  pc 0x%llx: row %d/%d/%d, want %d/%d/%d\n", (unsigned long long)pc,
-		r ? r->kind : -1, r ? r->cfa_off : 0, r ? r->rbp_off : 0, kind, cfa_off, rbp_off);
+		r ? r->kind : -1, r ? r->cfa_off8 * 8 : 0, r ? r->rbp_off : 0, kind, cfa_off, rbp_off);
 	return false;
 }
 
@@ -505,7 +506,7 @@ static void test_handcrafted(void)
 		0x11, 0x06, 0x7f, /* rbp at CFA+8 (offset_extended_sf -1 * -8) */
 		0x42, 0x14, 0x06, 0x02, /* +2: rbp's value is CFA-16 (val_offset) */
 	};
-	static const uint8_t big_cfa[] = { 0x0e, 0xc0, 0xb8, 0x02 }; /* CFA rsp+40000 */
+	static const uint8_t big_cfa[] = { 0x0e, 0x80, 0xb5, 0x18 }; /* CFA rsp+400000 */
 	static const uint8_t plt[] = { 0x0f, 0x0b, 0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a,
 				       0x3b, 0x2a, 0x33, 0x24, 0x22 };
 	static const uint8_t not_plt[] = { 0x0f, 0x0b, 0x77, 0x10, 0x80, 0x00, 0x3f, 0x1a,
@@ -560,7 +561,7 @@ static void test_handcrafted(void)
 	CHECK(row_is(&t, 0x1054, PYB_CFA_RSP, 8, 0)); /* same_value again */
 	CHECK(row_is(&t, 0x1060, PYB_CFA_RSP, 8, 1));
 	CHECK(row_is(&t, 0x1062, PYB_CFA_NONE, 0, 0));
-	CHECK(row_is(&t, 0x1070, PYB_CFA_NONE, 0, 0)); /* CFA offset beyond int16 */
+	CHECK(row_is(&t, 0x1070, PYB_CFA_NONE, 0, 0)); /* CFA offset beyond 256 KiB */
 	/* a PLT: the standard expression, and one that is not */
 	CHECK(row_is(&t, 0x1080, PYB_CFA_PLT, 8, 11));
 	CHECK(row_is(&t, 0x10bf, PYB_CFA_PLT, 8, 11));
