@@ -166,9 +166,12 @@ def test_blocked_thread_ends_in_libc(interp, pyoffcpu):
     in an internal cancellation helper)."""
     rows, err, _ = profile(interp, pyoffcpu, ["-U"], 2)
     want = "clock_nanosleep" if interp.version >= (3, 11) else "select"
-    picked = [(fr, c) for fr, _, c in rows if any(frame_name(f) == "sleeper" for f in fr)]
+    # the time it slept (not the GIL waits after each sleep, nor a
+    # sleep begun before tracing, which has no stack)
+    picked = [(fr, c) for fr, _, c in rows
+              if any(frame_name(f) == "sleeper" for f in fr) and fr[-1] == "[sleep]"]
     total = sum(c for _, c in picked)
-    assert total >= 1000000, (err, picked[:3])  # a second of blocked time at least
+    assert total >= 1000000, (err, picked[:3])  # a second of sleep at least
     in_call = 0
     for frames, count in picked:
         native = [f for f in below(frames, "sleeper") if not f.startswith("[")]
@@ -176,8 +179,7 @@ def test_blocked_thread_ends_in_libc(interp, pyoffcpu):
         at = [i for i, f in enumerate(native) if f.endswith(want)]
         if at and all(f.startswith(("libc.so", "__")) for f in native[at[0] + 1:]):
             in_call += count
-    # the rest is the thread waiting for the GIL after each sleep
-    assert in_call >= 0.8 * total, picked
+    assert in_call >= 0.9 * total, picked
 
 
 def perf_stacks(pid, seconds):
