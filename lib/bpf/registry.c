@@ -140,16 +140,6 @@ static int layout_id(struct py_registry *r, const struct py_process *p)
 	return r->nlayouts++;
 }
 
-/* Whether BPF walks the native stacks of t (registered so). */
-static bool native_walked(struct py_registry *r, const struct py_target *t)
-{
-	struct pyb_proc cfg;
-	uint32_t key = (uint32_t)t->pid;
-
-	return r->native && bpf_lookup_elem(r->procs_fd, &key, &cfg) == 0 &&
-	       (cfg.flags & PYB_PROC_NATIVE_STACKS);
-}
-
 /* Lets BPF say again that a walk met code in no known file. */
 static void clear_maps_stale(struct py_registry *r, struct py_target *t)
 {
@@ -195,9 +185,11 @@ static int register_bpf(struct py_registry *r, struct py_target *t)
 	cfg.layout = (uint32_t)t->layout;
 	cfg.pthread_tid_offset = t->proc.pthread_tid_offset;
 	/* its files' unwind rows first: BPF walks only what it can read */
+	t->native = false;
 	if (r->native) {
 		native_maps_forget(r->native, t->pid);
-		if (native_maps_add(r->native, &t->proc) > 0)
+		t->native = native_maps_add(r->native, &t->proc) > 0;
+		if (t->native)
 			cfg.flags |= PYB_PROC_NATIVE_STACKS;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)t->pid);
@@ -376,7 +368,6 @@ static void activate(struct py_registry *r, struct py_target *t, uint64_t now)
 	r->active_ever++;
 	/* the program's names before an exec are not this one's */
 	native_symbols_forget(r->nsyms, t->pid);
-	t->native = native_walked(r, t);
 	if (t->native && !r->nsyms)
 		r->nsyms = native_symbols_new();
 	t->maps_stale_ns = 0;

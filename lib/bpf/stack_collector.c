@@ -290,22 +290,15 @@ static void strip_shims(const struct pyb_stack *in, struct pyb_stack *out)
 	}
 }
 
-static bool passes_eval_loop(const struct py_target *t, const uint64_t *ips, int nips)
-{
-	for (int i = 0; i < nips; i++)
-		if (py_process_in_eval(&t->proc, ips[i]))
-			return true;
-	return false;
-}
-
-/* The frames up to the outermost eval-loop frame: what is below it (the
- * interpreter's start-up, a thread's bootstrap) runs no Python code. */
-static int without_startup(const struct py_target *t, const uint64_t *ips, int nips)
+/* The outermost eval-loop frame of a native stack (leaf first), or -1:
+ * what is below it (the interpreter's start-up, a thread's bootstrap)
+ * runs no Python code. */
+static int outermost_eval(const struct py_target *t, const uint64_t *ips, int nips)
 {
 	for (int i = nips - 1; i >= 0; i--)
 		if (py_process_in_eval(&t->proc, ips[i]))
-			return i + 1;
-	return nips;
+			return i;
+	return -1;
 }
 
 static void build_user(struct stack_collector *c, struct py_registry *reg, struct py_target *t,
@@ -313,6 +306,7 @@ static void build_user(struct stack_collector *c, struct py_registry *reg, struc
 		       struct frame_list *out, uint32_t keep, int *cut_at)
 {
 	uint32_t next = 0, len = st ? st->len : 0;
+	int outermost = t && t->native && len > 0 ? outermost_eval(t, ips, nips) : -1;
 
 	/*
 	 * Python frames but a native stack that never enters the eval loop:
@@ -320,12 +314,12 @@ static void build_user(struct stack_collector *c, struct py_registry *reg, struc
 	 * code), so there is no place to put the native frames. Python frames
 	 * alone, and the summary says so.
 	 */
-	if (t && t->native && nips > 0 && len > 0 && !passes_eval_loop(t, ips, nips)) {
+	if (t && t->native && nips > 0 && len > 0 && outermost < 0) {
 		c->native_unplaced++;
 		nips = 0;
 	}
-	if (t && t->native && len > 0 && !startup)
-		nips = without_startup(t, ips, nips);
+	if (outermost >= 0 && !startup)
+		nips = outermost + 1;
 	if (t && t->native && nips > 0) {
 		for (int i = 0; i < nips; i++) {
 			bool eval = py_process_in_eval(&t->proc, ips[i]);
