@@ -28,9 +28,10 @@ DEPS=(libbpfcc-dev bpfcc-tools meson ninja-build pkgconf gcc libelf-dev
 # speedscope package carries (python3-jsonschema) and renders the flame
 # graph in headless Chromium; tests/unit/test_native_symbols.c names a static
 # libc function through libc6-dbg's debug file (11 MB) and asks a local
-# debuginfod server (0.3 MB)
+# debuginfod server (0.3 MB); tests/test_native.py compares native stacks
+# with perf's DWARF unwinder (linux-perf)
 TEST_DEPS=(golang-go clang-14 libclang-rt-14-dev build-essential dpkg-dev debhelper
-           lintian git python3-jsonschema npm chromium libc6-dbg debuginfod)
+           lintian git python3-jsonschema npm chromium libc6-dbg debuginfod linux-perf)
 SID_PYTHONS=(3.13 3.14 3.15)  # the sid chroot gets each one sid has
 
 # Same tool lookup whether started as root or via sudo (secure_path): system
