@@ -162,7 +162,9 @@ int registry_native_refresh(struct py_registry *r, pid_t pid)
 		return 0;
 	added = native_maps_add(r->native, &t->proc);
 	if (added > 0) {
-		native_symbols_forget(r->nsyms, pid); /* named by the new maps */
+		/* named by the new maps, read while it lives: a process
+		 * that exits before the report can no longer be read */
+		native_symbols_reload(r->nsyms, pid);
 		clear_maps_stale(r, t);
 	} else {
 		/* JIT code or anonymous memory: not asked again for a second */
@@ -370,6 +372,10 @@ static void activate(struct py_registry *r, struct py_target *t, uint64_t now)
 	native_symbols_forget(r->nsyms, t->pid);
 	if (t->native && !r->nsyms)
 		r->nsyms = native_symbols_new();
+	/* names of its native frames, read while it lives: a process that
+	 * exits before its stacks are first drained could not be read then */
+	if (t->native)
+		native_symbols_preload(r->nsyms, t->pid);
 	t->maps_stale_ns = 0;
 	if (r->native && !t->native)
 		r->no_native++;

@@ -188,7 +188,7 @@ static void on_stack_event(void *ctx, void *data, int size)
 	if (ev.kind == PYB_EVENT_NEW_MAPPING) {
 		/* a library loaded since: its frames are named by the new maps */
 		if (registry_native_refresh(&s->reg, (pid_t)ev.pid) > 0)
-			stack_collector_forget_maps(&s->col, (pid_t)ev.pid);
+			stack_collector_reload_maps(&s->col, (pid_t)ev.pid);
 		return;
 	}
 	if (ev.kind == PYB_EVENT_NEW_TASK) {

@@ -104,9 +104,9 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 size_t stack_collector_prune(struct stack_collector *c, const struct stack_maps *maps,
 			     uint32_t pystacks_max, uint32_t stacks_max, uint32_t native_max);
 
-/* pid mapped more files: its native frames are placed by a new read of
- * its mappings. */
-void stack_collector_forget_maps(struct stack_collector *c, pid_t pid);
+/* pid mapped more files: its mappings are read again now, while it
+ * lives (if it cannot be read any more, what was read of it stays). */
+void stack_collector_reload_maps(struct stack_collector *c, pid_t pid);
 
 /*
  * Names one recorded Python stack leaf first, frames joined by sep, into

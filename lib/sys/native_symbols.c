@@ -600,20 +600,22 @@ static void resolve_map(struct native_symbols *ns, pid_t pid, struct ns_map *m)
 
 /* ---------------------------------------------------------- processes -- */
 
-static struct ns_proc *proc_get(struct native_symbols *ns, pid_t pid)
+/* A new ns_proc with pid's executable mappings as /proc says now; NULL
+ * when the process cannot be read or has none (it has exited). */
+static struct ns_proc *proc_read(pid_t pid)
 {
-	size_t b = (size_t)(unsigned int)pid % PROC_BUCKETS;
 	char link[64], root[PATH_MAX];
 	struct proc_maps maps;
 	struct ns_proc *p;
 	ssize_t rootlen;
 
-	for (p = ns->procs[b]; p; p = p->next)
-		if (p->pid == pid)
-			return p;
-	p = calloc(1, sizeof(*p));
-	if (!p)
+	if (proc_maps_read(pid, &maps) < 0)
 		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		proc_maps_free(&maps);
+		return NULL;
+	}
 	p->pid = pid;
 	/* The kernel prints a mapping's path as seen from our root: for a
 	 * process in a chroot, with the chroot's directory in front. What
@@ -624,33 +626,80 @@ static struct ns_proc *proc_get(struct native_symbols *ns, pid_t pid)
 	if (rootlen <= 1 || (size_t)rootlen >= sizeof(root) - 1)
 		rootlen = 0;
 	root[rootlen] = '\0';
+	p->maps = calloc(maps.n, sizeof(*p->maps));
+	for (size_t i = 0; p->maps && i < maps.n; i++) {
+		const struct proc_map *pm = &maps.v[i];
+		struct ns_map *m = &p->maps[p->n];
+		const char *name = pm->path;
+
+		if (pm->perms[2] != 'x' || name[0] != '/')
+			continue;
+		if (rootlen && strncmp(name, root, (size_t)rootlen) == 0 && name[rootlen] == '/')
+			name += rootlen;
+		m->path = strdup(name);
+		if (!m->path)
+			continue;
+		m->start = pm->start;
+		m->end = pm->end;
+		m->offset = pm->offset;
+		m->inode = pm->inode;
+		p->n++;
+	}
+	proc_maps_free(&maps);
+	if (!p->n) { /* an exited process's maps read as empty */
+		proc_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static struct ns_proc **proc_slot(struct native_symbols *ns, pid_t pid)
+{
+	struct ns_proc **pp = &ns->procs[(size_t)(unsigned int)pid % PROC_BUCKETS];
+
+	while (*pp && (*pp)->pid != pid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static struct ns_proc *proc_get(struct native_symbols *ns, pid_t pid)
+{
+	struct ns_proc **pp = proc_slot(ns, pid), *p = *pp;
+
+	if (p)
+		return p;
 	/* a process that cannot be read stays without mappings until
 	 * forgotten: names are asked for by the thousand */
-	if (proc_maps_read(pid, &maps) == 0) {
-		p->maps = calloc(maps.n, sizeof(*p->maps));
-		for (size_t i = 0; p->maps && i < maps.n; i++) {
-			const struct proc_map *pm = &maps.v[i];
-			struct ns_map *m = &p->maps[p->n];
-			const char *name = pm->path;
-
-			if (pm->perms[2] != 'x' || name[0] != '/')
-				continue;
-			if (rootlen && strncmp(name, root, (size_t)rootlen) == 0 && name[rootlen] == '/')
-				name += rootlen;
-			m->path = strdup(name);
-			if (!m->path)
-				continue;
-			m->start = pm->start;
-			m->end = pm->end;
-			m->offset = pm->offset;
-			m->inode = pm->inode;
-			p->n++;
-		}
-		proc_maps_free(&maps);
-	}
-	p->next = ns->procs[b];
-	ns->procs[b] = p;
+	p = proc_read(pid);
+	if (!p)
+		p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	*pp = p;
 	return p;
+}
+
+static void resolve_all(struct native_symbols *ns, pid_t pid, struct ns_proc *p)
+{
+	for (size_t i = 0; p && i < p->n; i++)
+		if (!p->maps[i].resolved)
+			resolve_map(ns, pid, &p->maps[i]);
+}
+
+void native_symbols_reload(struct native_symbols *ns, pid_t pid)
+{
+	struct ns_proc **pp, *fresh;
+
+	if (!ns || !(fresh = proc_read(pid)))
+		return; /* gone: what was read of it still names its frames */
+	pp = proc_slot(ns, pid);
+	if (*pp) {
+		fresh->next = (*pp)->next;
+		proc_free(*pp);
+	}
+	*pp = fresh;
+	resolve_all(ns, pid, fresh);
 }
 
 void native_symbols_forget(struct native_symbols *ns, pid_t pid)
@@ -723,9 +772,6 @@ int native_symbols_function(struct native_symbols *ns, pid_t pid, uint64_t addr,
 
 void native_symbols_preload(struct native_symbols *ns, pid_t pid)
 {
-	struct ns_proc *p = ns ? proc_get(ns, pid) : NULL;
-
-	for (size_t i = 0; p && i < p->n; i++)
-		if (!p->maps[i].resolved)
-			resolve_map(ns, pid, &p->maps[i]);
+	if (ns)
+		resolve_all(ns, pid, proc_get(ns, pid));
 }

@@ -41,6 +41,10 @@ int native_symbols_function(struct native_symbols *ns, pid_t pid, uint64_t addr,
  * process that has exited can no longer be read). */
 void native_symbols_preload(struct native_symbols *ns, pid_t pid);
 
+/* Reads pid's mappings again (it mapped more) and their files' symbols
+ * now; if it can no longer be read, what was read of it stays. */
+void native_symbols_reload(struct native_symbols *ns, pid_t pid);
+
 /* Drops what is cached of pid's mappings (it mapped more, exec'd or
  * exited); the files' symbols stay for other processes. */
 void native_symbols_forget(struct native_symbols *ns, pid_t pid);
