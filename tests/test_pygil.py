@@ -153,11 +153,14 @@ def test_folded_waiting_stacks(pygil, tmp_path):
                     if py and frame_name(py[-1]) == "spin_pure")
     assert in_spin >= 0.95 * total_us, out
     assert innermost >= 0.8 * total_us, out
-    # below spin_pure, the native frames of the wait: the interpreter's
-    # take_gil waits on a condition variable (libc's own name for it where
-    # libc has .symtab)
+    # below spin_pure, the native frames of the wait, on one of the GIL's
+    # condition variables: take_gil's timed wait for the GIL, or the
+    # forced switch's wait in drop_gil for the other thread to take it,
+    # which pygil counts too (their split depends on the machine: one CI
+    # run had 72% in the forced switch); libc's own name where libc has
+    # .symtab (__pthread_cond_wait)
     in_cond = sum(c for fr, _, c in stacks
-                  if any("pthread_cond_timedwait" in f for f in fr))
+                  if any(re.search(r"pthread_cond_(timed)?wait$", f) for f in fr))
     assert in_cond >= 0.8 * total_us, out
     # the table went to stderr; microseconds agree with it
     table_ms = sum(float(m.group(4)) for m in map(ROW.match, err.splitlines()) if m)

@@ -81,9 +81,13 @@ def test_blocked_time_matches_truth(interp, pyoffcpu, tmp_path):
         assert abs(got - want) <= TOLERANCE * want, \
             "%s: %d us blocked, truth %d us\n%s\n%s" % (f, got, want, per, err)
     # kernel frames end each stack, with the scheduler innermost, and
-    # then why it waited
-    nap = [fr for fr, _, _ in rows if any(frame_name(x) == "nap_in_sleep" for x in fr)]
-    assert nap and all(fr[-1] == "[sleep]" and fr[-2].endswith("_[k]") for fr in nap), nap[:2]
+    # then why it waited: nap_in_sleep slept, except for the GIL waits as
+    # time.sleep returns (the other threads may hold it then)
+    nap = [(fr, us) for fr, _, us in rows if any(frame_name(x) == "nap_in_sleep" for x in fr)]
+    assert nap and all(fr[-1].startswith("[") and fr[-2].endswith("_[k]") for fr, _ in nap), nap[:2]
+    slept = sum(us for fr, us in nap if fr[-1] == "[sleep]")
+    assert slept >= 0.95 * sum(us for _, us in nap), nap
+    nap = [fr for fr, _ in nap]
     assert any("schedule_[k]" in fr[-2] for fr in nap)
     # the line is the blocking call's line in the workload
     leaf = [x for x in nap[0] if frame_name(x) == "nap_in_sleep"][0]

@@ -27,10 +27,18 @@ EXPECTED = {
     "spin_for_gil": "[GIL wait]",
 }
 TOLERANCE = 0.10  # relative, off-CPU time per function
-# ...but 2,048 page faults of 20-50 us each: the disk interrupts that end
-# them take time the thread's CPU clock leaves out (wall - CPU, the truth,
-# grows by it) while it is on CPU; 12-16% seen in two runs out of five
-TOLERANCE_OF = {"fault_pages_in": 0.25}
+# Functions with thousands of short waits (2,048 page faults of 20-50 us):
+# the kernel counts the 5-15 us from each wake-up to the switch that runs
+# the thread (an idle CPU waking up, in this VM) in the thread's CPU time
+# (measured: its schedstat run-queue delay stays near 0, and CPU time plus
+# the time between its switches out and in exceeds the wall time by the
+# sum of those gaps), while pyoffcpu sees them as runnable time. There
+# wall - CPU lies between the time blocked and the time off CPU (measured:
+# blocked 0.95-0.97 of it, off CPU 1.15-1.34), give or take the disk
+# interrupts its CPU clock leaves out while it runs (off CPU was 12-16%
+# under it in two earlier runs of five).
+MANY_SHORT_WAITS = {"fault_pages_in"}
+BELOW_OF_SHORT_WAITS = 0.20
 MIN_SHARE = 0.90  # of a function's blocked time that has its reason
 
 
@@ -86,8 +94,11 @@ def test_reasons_match_what_each_function_waited_for(interp, pyoffcpu, tmp_path)
         off_cpu = sum(got.values())
         blocked = off_cpu - got.get(RUNNABLE, 0)
         want = (truth[func]["wall"] - truth[func]["cpu"]) * 1e6
-        tolerance = TOLERANCE_OF.get(func, TOLERANCE)
-        assert abs(off_cpu - want) <= tolerance * want, (func, got, want, err, per)
+        if func in MANY_SHORT_WAITS:
+            assert blocked <= (1 + TOLERANCE) * want, (func, got, want, err, per)
+            assert off_cpu >= (1 - BELOW_OF_SHORT_WAITS) * want, (func, got, want, err, per)
+        else:
+            assert abs(off_cpu - want) <= TOLERANCE * want, (func, got, want, err, per)
         assert got.get(reason, 0) >= MIN_SHARE * blocked, (func, got, err)
     # the GIL is waited for (not only the CPU), whatever the load
     assert per["spin_for_gil"]["[GIL wait]"] >= 0.05 * truth["spin_for_gil"]["wall"] * 1e6
