@@ -372,10 +372,6 @@ static void activate(struct py_registry *r, struct py_target *t, uint64_t now)
 	native_symbols_forget(r->nsyms, t->pid);
 	if (t->native && !r->nsyms)
 		r->nsyms = native_symbols_new();
-	/* names of its native frames, read while it lives: a process that
-	 * exits before its stacks are first drained could not be read then */
-	if (t->native)
-		native_symbols_preload(r->nsyms, t->pid);
 	t->maps_stale_ns = 0;
 	if (r->native && !t->native)
 		r->no_native++;
