@@ -153,7 +153,7 @@ def test_init_shim_hidden_by_pyoffcpu(interp, pyoffcpu, tmp_path):
 
 def test_init_shim_hidden_by_pydump(interp, pydump, tmp_path):
     qual = init_name(interp)("Widget")
-    seen = 0
+    seen = called_from_call_line = 0
     with Workload(interp, tmp_path, "init") as w:
         for _ in range(10):
             r = subprocess.run([pydump, "-p", str(w.pid)], stdout=subprocess.PIPE,
@@ -167,9 +167,15 @@ def test_init_shim_hidden_by_pydump(interp, pydump, tmp_path):
                 # frame not started yet, 3.8-3.10, or at its RESUME, 3.11+)
                 assert frames[0] in ["%s (%s:%d)" % (qual, w.script, line) for line in
                                      (w.lines["HOT_INIT"], w.lines["HOT_INIT"] - 1)], frames
-                assert frames[1] == "construct_widgets (%s:%d)" % (
-                    w.script, w.lines["CALL_INIT"]), frames
+                # its caller at the call; pydump reads a running process
+                # without stopping it, so a walk can read __init__ just
+                # before it returns and its caller just after (seen once
+                # on 3.9: the caller already back at its loop's line)
+                assert frame_name(frames[1]) == "construct_widgets", frames
+                called_from_call_line += frames[1] == "construct_widgets (%s:%d)" % (
+                    w.script, w.lines["CALL_INIT"])
     assert seen >= 5, seen
+    assert called_from_call_line >= 0.8 * seen, (called_from_call_line, seen)
 
 
 def lines_of_leaf(rows, function):
