@@ -59,19 +59,20 @@ void stack_collector_reload_maps(struct stack_collector *c, pid_t pid)
 {
 	struct mapped_files fresh;
 
-	memset(&fresh, 0, sizeof(fresh));
-	if (mapped_files_load(&fresh, pid) < 0 || !fresh.maps.n) {
-		/* gone (its maps read as empty): what was read of it stays */
-		mapped_files_free(&fresh);
-		return;
-	}
-	for (size_t i = 0; i < c->nmaps; i++)
-		if (c->maps[i].pid == pid) {
-			mapped_files_free(&c->maps[i]);
-			c->maps[i] = fresh;
+	for (size_t i = 0; i < c->nmaps; i++) {
+		if (c->maps[i].pid != pid)
+			continue;
+		memset(&fresh, 0, sizeof(fresh));
+		if (mapped_files_load(&fresh, pid) < 0 || !fresh.maps.n) {
+			/* gone (its maps read as empty): what was read of it stays */
+			mapped_files_free(&fresh);
 			return;
 		}
-	mapped_files_free(&fresh); /* not read yet: read on first use */
+		mapped_files_free(&c->maps[i]);
+		c->maps[i] = fresh;
+		return;
+	}
+	/* not read yet: read on first use */
 }
 
 /* Open-addressing set of drained pystack keys (0 is never a key). */

@@ -704,19 +704,12 @@ void native_symbols_reload(struct native_symbols *ns, pid_t pid)
 
 void native_symbols_forget(struct native_symbols *ns, pid_t pid)
 {
-	struct ns_proc **pp;
+	struct ns_proc **pp, *p;
 
-	if (!ns)
+	if (!ns || !(p = *(pp = proc_slot(ns, pid))))
 		return;
-	for (pp = &ns->procs[(size_t)(unsigned int)pid % PROC_BUCKETS]; *pp; pp = &(*pp)->next) {
-		if ((*pp)->pid == pid) {
-			struct ns_proc *p = *pp;
-
-			*pp = p->next;
-			proc_free(p);
-			return;
-		}
-	}
+	*pp = p->next;
+	proc_free(p);
 }
 
 /* The mapping of pid that holds addr, its file resolved; NULL if none. */

@@ -45,8 +45,8 @@ void native_symbols_preload(struct native_symbols *ns, pid_t pid);
  * now; if it can no longer be read, what was read of it stays. */
 void native_symbols_reload(struct native_symbols *ns, pid_t pid);
 
-/* Drops what is cached of pid's mappings (it mapped more, exec'd or
- * exited); the files' symbols stay for other processes. */
+/* Drops what is cached of pid's mappings (it exec'd or exited); the
+ * files' symbols stay for other processes. */
 void native_symbols_forget(struct native_symbols *ns, pid_t pid);
 
 /* For -v: files read, how many had .symtab, a local debug file, a debug
