@@ -220,6 +220,11 @@ enum pyb_stat {
 	PYB_STAT_IDLE,            /* samples of an idle CPU (some kernels take them) */
 	PYB_STAT_FILTERED,        /* pyoffcpu: intervals outside -m/-M */
 	PYB_STAT_NATIVE_MAP_FULL, /* native stacks that could not be stored */
+	/* pyoffcpu: a thread that switched out with its last interval still
+	 * open (the kernel reported no switch back onto a CPU): ended at the
+	 * wake-up seen, or not counted for want of one */
+	PYB_STAT_SWITCH_IN_UNSEEN,
+	PYB_STAT_SWITCH_IN_LOST,
 	PYB_STAT_MAX,
 };
 

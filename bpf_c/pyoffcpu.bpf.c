@@ -10,6 +10,10 @@
  * the time of a preempted thread. Only stable tracepoint fields are read,
  * never kernel structs.
  *
+ * The kernel does not report every switch (close_unseen): a thread that
+ * switches out with its last interval still open ends that interval at
+ * its wake-up, or leaves it uncounted (both counted in stats).
+ *
  * Intervals still open when the run ends stay in `start`: user space
  * charges them up to the end. For threads already off CPU when the run
  * begins (no switch to see), user space puts an entry there itself,
@@ -47,6 +51,65 @@ static __always_inline bool run_over(u64 now)
 	return end && *end && now > *end;
 }
 
+/* Charges interval st: blocked (or runnable, for a preempted thread)
+ * from its switch out until end, then runnable until run. */
+static __always_inline void charge(struct pyb_offcpu_start *st, u64 end, u64 run)
+{
+	struct pyb_count_key key = st->key;
+	u64 us = (end - st->ts) / 1000;
+
+	if (us < MIN_US || us > MAX_US) {
+		pyb_stat(PYB_STAT_FILTERED);
+		return;
+	}
+	pyb_count_add(&key, us);
+	if (key.kind == PYB_KIND_BLOCKED && !st->seeded) {
+		struct pyb_hist_key hk = { .pystack = key.pystack, .pid = key.pid };
+
+		hk.slot = bpf_log2l(us);
+		hists.increment(hk);
+	}
+	if (run != end) {
+		key.kind = PYB_KIND_RUNNABLE;
+		key.detail = 0;
+		pyb_count_add(&key, (run - end) / 1000);
+	}
+}
+
+static __always_inline void switched_in(u32 tid, u64 now)
+{
+	struct pyb_offcpu_start *st = start.lookup(&tid);
+
+	if (!st)
+		return;
+	/* a blocked thread stopped waiting when it was woken */
+	charge(st, st->wake_ts && st->wake_ts < now ? st->wake_ts : now, now);
+	start.delete(&tid);
+}
+
+/*
+ * The kernel does not report every switch: tracepoint programs are
+ * skipped while another BPF program runs on the CPU, and some VMs switch
+ * from their own agent's threads without the tracepoint. A thread that
+ * switches out with its last interval still open ran in between: a
+ * blocked one stopped waiting at its wake-up, if that was seen; the time
+ * from there until it ran, and an interval without one, cannot be
+ * placed (counted).
+ */
+static __always_inline void close_unseen(u32 tid, u64 now)
+{
+	struct pyb_offcpu_start *st = start.lookup(&tid);
+
+	if (!st)
+		return;
+	if (st->key.kind == PYB_KIND_BLOCKED && st->wake_ts > st->ts && st->wake_ts <= now) {
+		charge(st, st->wake_ts, st->wake_ts);
+		pyb_stat(PYB_STAT_SWITCH_IN_UNSEEN);
+	} else {
+		pyb_stat(PYB_STAT_SWITCH_IN_LOST);
+	}
+}
+
 /* ctx: the tracepoint context (its struct is only declared by
  * TRACEPOINT_PROBE below, so scalar fields come as arguments). True when
  * the thread's native walk has begun (the chain goes on with it). */
@@ -65,6 +128,7 @@ static __always_inline bool switched_out(void *ctx, long prev_state, u64 now)
 	st = start_scratch.lookup(&zero);
 	if (!proc || !st)
 		return false;
+	close_unseen(tid, now);
 	__builtin_memset(&st->key, 0, sizeof(st->key));
 	st->ts = now;
 	st->wake_ts = 0;
@@ -112,37 +176,6 @@ int native_walk_switch(void *ctx)
 	/* done, or out of tail calls */
 	pyb_switch_finish(ctx, ns, pyb_native_store(ns));
 	return 0;
-}
-
-static __always_inline void switched_in(u32 tid, u64 now)
-{
-	struct pyb_offcpu_start *st = start.lookup(&tid);
-	struct pyb_count_key key;
-	u64 end, us;
-
-	if (!st)
-		return;
-	key = st->key;
-	/* a blocked thread stopped waiting when it was woken */
-	end = st->wake_ts && st->wake_ts < now ? st->wake_ts : now;
-	us = (end - st->ts) / 1000;
-	if (us >= MIN_US && us <= MAX_US) {
-		struct pyb_hist_key hk = { .pystack = key.pystack, .pid = key.pid };
-
-		pyb_count_add(&key, us);
-		if (key.kind == PYB_KIND_BLOCKED && !st->seeded) {
-			hk.slot = bpf_log2l(us);
-			hists.increment(hk);
-		}
-		if (end != now) {
-			key.kind = PYB_KIND_RUNNABLE;
-			key.detail = 0;
-			pyb_count_add(&key, (now - end) / 1000);
-		}
-	} else {
-		pyb_stat(PYB_STAT_FILTERED);
-	}
-	start.delete(&tid);
 }
 
 /* Only notes the time: the interval is charged when the thread runs. */

@@ -201,6 +201,10 @@ static int register_bpf(struct py_registry *r, struct py_target *t)
 		cfg.pidns_dev = (uint64_t)ns.st_dev;
 		cfg.pidns_ino = (uint64_t)ns.st_ino;
 	}
+	/* what the tool keeps beside it (the GIL's address) first: BPF sees
+	 * the process whole from its first event */
+	if (r->on_active)
+		r->on_active(r->on_active_ctx, t);
 	return bpf_update_elem(r->procs_fd, &key, &cfg, 0);
 }
 
@@ -377,8 +381,6 @@ static void activate(struct py_registry *r, struct py_target *t, uint64_t now)
 		r->no_native++;
 	if (r->verbose)
 		say_recognised(r, t);
-	if (r->on_active)
-		r->on_active(r->on_active_ctx, t);
 }
 
 /* No thread runs Python code: nothing checked the frame and code offsets.

@@ -70,7 +70,8 @@ struct py_registry {
 	/* --children: descendants of the -p list, also wanted (quietly) */
 	pid_t *followed;
 	size_t nfollowed, cap_followed;
-	/* called when a target becomes active (also again after an exec) */
+	/* called as a target is registered with BPF, just before BPF sees it
+	 * (also again after an exec) */
 	void (*on_active)(void *ctx, struct py_target *t);
 	void *on_active_ctx;
 	const char *tool; /* for messages */

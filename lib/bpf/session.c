@@ -814,6 +814,23 @@ static void print_native_ends(struct tool_session *s)
 	free(v);
 }
 
+/* Off-CPU intervals whose end the kernel did not report (pyoffcpu.bpf.c:
+ * close_unseen). */
+static void print_unseen_switches(struct tool_session *s)
+{
+	uint64_t ended = session_stat(s, PYB_STAT_SWITCH_IN_UNSEEN);
+	uint64_t lost = session_stat(s, PYB_STAT_SWITCH_IN_LOST);
+
+	if (!ended && !lost)
+		return;
+	fprintf(stderr,
+		"%s: %llu returns to a CPU not reported by the kernel: %llu blocked intervals "
+		"ended at their wake-up (the runnable time after it not counted), %llu "
+		"intervals not counted (preempted, or their wake-up not seen either)\n",
+		s->tool, (unsigned long long)(ended + lost), (unsigned long long)ended,
+		(unsigned long long)lost);
+}
+
 void session_print_summary(struct tool_session *s, const char *unit)
 {
 	uint64_t samples = session_stat(s, PYB_STAT_SAMPLES);
@@ -835,6 +852,7 @@ void session_print_summary(struct tool_session *s, const char *unit)
 		(unsigned long long)session_stat(s, PYB_STAT_COUNT_MAP_FULL), unit,
 		(unsigned long long)session_stat(s, PYB_STAT_STACK_MAP_FULL),
 		(unsigned long long)s->lost_events);
+	print_unseen_switches(s);
 	if (s->col.unknown_code)
 		fprintf(stderr,
 			"%s: %llu frame%s of code objects that could not be named (their "

@@ -79,7 +79,8 @@ struct tool_session {
 	bool no_native; /* --no-native: compiled without room for unwind rows */
 	const char *chains[2];
 	int chain_fds[2], nchains;
-	/* called when a process becomes a target (the registry's on_active) */
+	/* called as a process becomes a target, before BPF sees it (the
+	 * registry's on_active) */
 	void (*on_active)(void *ctx, struct py_target *t);
 	void *on_active_ctx;
 };
