@@ -77,6 +77,41 @@ def read_json(path, timeout=20, key=None):
     raise AssertionError("no usable %s within %ss" % (path, timeout))
 
 
+def run_on_cue(interp, tool, workload, tmp_path, tool_args, workload_args=(),
+               ready="state.json", truth=None, settle=0, timeout=120):
+    """The set-up of a measured run: WORKLOAD (placed where INTERP sees it)
+    starts with a scratch directory as its first argument (then
+    WORKLOAD_ARGS), says it is ready ({"ready": true} in READY there),
+    TOOL starts (TOOL_ARGS + -p PID -o OUT; TOOL_ARGS may instead be a
+    function of (ready state, pid) that returns the whole target part),
+    SETTLE seconds pass, "go" appears in the scratch directory, and the
+    tool ends with the workload. Returns (OUT's text, the tool's stderr,
+    TRUTH: a (file, key) of the scratch directory read before it goes, or
+    None)."""
+    import tempfile
+    script = interp.place(workload)
+    tmp = tempfile.mkdtemp(dir=str(tmp_path))  # one per run
+    scratch = interp.scratch(tmp)
+    out = os.path.join(tmp, "report")
+    proc = interp.spawn([script, scratch.proc] + list(workload_args))
+    try:
+        state = read_json(scratch.host_path(ready), key="ready", timeout=60)
+        target = (tool_args(state, proc.pid) if callable(tool_args)
+                  else list(tool_args) + ["-p", str(proc.pid)])
+        running = start_tool(tool, target + ["-o", out])
+        time.sleep(settle)
+        with open(scratch.host_path("go"), "w"):
+            pass
+        rc, _, err = finish(running, timeout=timeout)
+        assert rc == 0, err
+        got = read_json(scratch.host_path(truth[0]), key=truth[1], timeout=30) if truth else None
+    finally:
+        proc.kill()
+        scratch.cleanup()
+    with open(out, encoding="utf-8") as fp:
+        return fp.read(), err, got
+
+
 DURATION = r"\d+(?:\.\d+)? (?:us|ms|s)|\d+ min \d+ s|\d+ h \d+ min"
 
 

@@ -6,14 +6,13 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import time
 
 import pytest
 
 from conftest import WORKLOADS, tool_path
 import interpreters
-from profiling import finish, frame_name, parse_folded, read_json, start_tool
+from profiling import finish, frame_name, parse_folded, run_on_cue, start_tool
 
 WORKLOAD = os.path.join(WORKLOADS, "native_work.py")
 PY_FRAME = re.compile(r".* \(.*:(\d+|\?)\)$")
@@ -146,25 +145,10 @@ def test_library_loaded_late_is_named_after_exit(interp, pyprofile, tmp_path):
     """A library the process maps while the profiler runs (bz2's) gets its
     rows and its names while the process lives: the process exits before
     the report, and its frames are still named, none [unknown]."""
-    script = interp.place(os.path.join(WORKLOADS, "late_library.py"))
-    scratch = interp.scratch(tempfile.mkdtemp(dir=str(tmp_path)))
-    proc = interp.spawn([script, scratch.proc])
-    try:
-        read_json(scratch.host_path("ready.json"), key="ready", timeout=60)
-        out_path = os.path.join(str(tmp_path), "folded")
-        tool = start_tool(pyprofile, ["-U", "-F", "199", "-f", "-o", out_path,
-                                      "-p", str(proc.pid)])
-        time.sleep(1)  # its stacks of waiting drained and named first
-        with open(scratch.host_path("go"), "w"):
-            pass
-        proc.popen.wait(timeout=120)
-        rc, _, err = finish(tool, timeout=120)  # ends when its target has
-    finally:
-        proc.kill()
-        scratch.cleanup()
-    assert rc == 0, err
-    with open(out_path, encoding="utf-8") as fp:
-        rows = parse_folded(fp.read())
+    text, err, _ = run_on_cue(interp, pyprofile, os.path.join(WORKLOADS, "late_library.py"),
+                              tmp_path, ["-U", "-F", "199", "-f"], ready="ready.json",
+                              settle=1)  # its stacks of waiting drained and named first
+    rows = parse_folded(text)
     print("interpreter:", interp.id)
     hit, total = share(rows, "do_bz2", lambda fr: any(
         f.startswith(("BZ2_", "libbz2.so")) for f in below(fr, "do_bz2")))

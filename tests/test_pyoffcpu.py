@@ -13,7 +13,7 @@ import pytest
 
 from conftest import tool_path, WORKLOADS
 import interpreters
-from profiling import (start_tool, finish, parse_folded, frame_name, read_json, offcpu_times,
+from profiling import (run_on_cue, start_tool, finish, parse_folded, frame_name, read_json, offcpu_times,
                        DURATION, duration_us)
 from test_pyprofile import host_interp, go_pprof, pprof_cum_ms
 
@@ -34,25 +34,12 @@ def run_known(interp, pyoffcpu, tmp_path, args, cycles=20, use_tid=False):
     """Runs offcpu_known.py under pyoffcpu (started before the workload's
     measured part, ended by the workload's exit). Returns (report text,
     stderr, truth seconds per function)."""
-    script = interp.place(WORKLOAD)
-    tmp_path = tempfile.mkdtemp(dir=str(tmp_path))  # one per run
-    scratch = interp.scratch(tmp_path)
-    proc = interp.spawn([script, scratch.proc, str(cycles)])
-    out = os.path.join(tmp_path, "report")
-    try:
-        state = read_json(scratch.host_path("state.json"), key="ready")
-        target = ["-t", str(state["select_tid"])] if use_tid else ["-p", str(proc.pid)]
-        tool = start_tool(pyoffcpu, target + ["-o", out] + list(args))
-        with open(scratch.host_path("go"), "w"):
-            pass
-        rc, _, err = finish(tool)
-        assert rc == 0, err
-        truth = read_json(scratch.host_path("state.json"), key="truth")["truth"]
-    finally:
-        proc.kill()
-        scratch.cleanup()
-    with open(out, encoding="utf-8") as fp:
-        return fp.read(), err, truth
+    def target(state, pid):
+        return list(args) + (["-t", str(state["select_tid"])] if use_tid else ["-p", str(pid)])
+
+    text, err, truth = run_on_cue(interp, pyoffcpu, WORKLOAD, tmp_path, target,
+                                  workload_args=[str(cycles)], truth=("state.json", "truth"))
+    return text, err, truth["truth"]
 
 
 def blocked_by_leaf_function(rows):

@@ -4,13 +4,11 @@ O_DIRECT, faults pages of a mapped file in, competes for a CPU and for the
 GIL carries the right reason as its leaf frame, and each function's
 off-CPU time matches the time it measured itself (wall - CPU time)."""
 import os
-import shutil
-import tempfile
 
 import pytest
 
 from conftest import tool_path, WORKLOADS
-from profiling import start_tool, finish, parse_folded, frame_name, read_json
+from profiling import run_on_cue, parse_folded, frame_name
 from test_pyprofile import host_interp
 
 WORKLOAD = os.path.join(WORKLOADS, "wait_reasons.py")
@@ -51,26 +49,11 @@ def pyoffcpu():
 
 
 def run_workload(interp, pyoffcpu, tmp_path, args):
-    """Runs wait_reasons.py under pyoffcpu ARGS -o OUT -p PID, the tool
-    started before the measured part, ended by the workload's exit.
-    Returns (report text, stderr, the workload's truth)."""
-    script = interp.place(WORKLOAD)
-    scratch = interp.scratch(tempfile.mkdtemp(dir=str(tmp_path)))
-    out = os.path.join(str(tmp_path), "report")
-    proc = interp.spawn([script, scratch.proc])
-    try:
-        read_json(scratch.host_path("state.json"), key="ready", timeout=60)
-        tool = start_tool(pyoffcpu, list(args) + ["-o", out, "-p", str(proc.pid)])
-        with open(scratch.host_path("go"), "w"):
-            pass
-        rc, _, err = finish(tool, timeout=300)
-        assert rc == 0, err
-        truth = read_json(scratch.host_path("truth.json"), timeout=30)
-    finally:
-        proc.kill()
-        scratch.cleanup()
-    with open(out, encoding="utf-8") as fp:
-        return fp.read(), err, truth
+    """Runs wait_reasons.py under pyoffcpu ARGS, the tool started before
+    the measured part, ended by the workload's exit. Returns (report text,
+    stderr, the workload's truth)."""
+    return run_on_cue(interp, pyoffcpu, WORKLOAD, tmp_path, args, truth=("truth.json", None),
+                      timeout=300)
 
 
 def by_function_and_reason(rows):
