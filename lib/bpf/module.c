@@ -143,6 +143,22 @@ void bpfmod_detach(struct bpfmod *m)
 	m->nattach = 0;
 }
 
+uint64_t bpfmod_missed_runs(struct bpfmod *m)
+{
+	uint64_t missed = 0;
+
+	for (int i = 0; i < m->nprogs; i++) {
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (m->progs[i].placeholder >= 0 &&
+		    bpf_obj_get_info(m->progs[i].placeholder, &info, &len) == 0)
+			missed += info.recursion_misses;
+	}
+	return missed;
+}
+
 void bpfmod_close(struct bpfmod *m)
 {
 	bpfmod_detach(m);

@@ -75,6 +75,12 @@ int bpfmod_table_fd(struct bpfmod *m, const char *table);
 /* How many entries a map holds at most (0: no such map). */
 uint32_t bpfmod_table_max_entries(struct bpfmod *m, const char *table);
 
+/* How many runs of the module's loaded programs the kernel skipped: it
+ * runs no tracing program on a CPU where one is running already (a
+ * tracepoint that fires inside a program, or while a map is being
+ * updated). 0 on kernels that do not count them (before 5.12). */
+uint64_t bpfmod_missed_runs(struct bpfmod *m);
+
 /* Opens the perf buffers behind a BPF_PERF_OUTPUT table on every CPU. */
 typedef void (*bpfmod_event_fn)(void *ctx, void *data, int size);
 typedef void (*bpfmod_lost_fn)(void *ctx, uint64_t lost);

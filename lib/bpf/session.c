@@ -836,6 +836,7 @@ void session_print_summary(struct tool_session *s, const char *unit)
 	uint64_t samples = session_stat(s, PYB_STAT_SAMPLES);
 	uint64_t no_ts = session_stat(s, PYB_STAT_NO_TSTATE);
 	size_t gone = s->reg.exited;
+	uint64_t missed;
 	double reached;
 
 	fprintf(stderr,
@@ -853,6 +854,12 @@ void session_print_summary(struct tool_session *s, const char *unit)
 		(unsigned long long)session_stat(s, PYB_STAT_STACK_MAP_FULL),
 		(unsigned long long)s->lost_events);
 	print_unseen_switches(s);
+	missed = bpfmod_missed_runs(&s->bpf);
+	if (missed)
+		fprintf(stderr,
+			"%s: the kernel skipped %llu runs of the tool's BPF programs (another BPF "
+			"program was running on that CPU): their samples or events were not seen\n",
+			s->tool, (unsigned long long)missed);
 	if (s->col.unknown_code)
 		fprintf(stderr,
 			"%s: %llu frame%s of code objects that could not be named (their "
