@@ -184,6 +184,36 @@ def test_not_python_pid_is_refused(pyprofile):
     assert "none of the given processes can be profiled" in r.stderr
 
 
+def kernel_thread_pid():
+    """A kernel thread's pid (PF_KTHREAD in /proc/PID/stat), or None."""
+    for name in sorted(os.listdir("/proc"), key=lambda n: (len(n), n)):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as fp:
+                stat = fp.read()
+        except OSError:
+            continue
+        if int(stat.rpartition(")")[2].split()[6]) & 0x00200000:
+            return int(name)
+    return None
+
+
+@pytest.mark.parametrize("tool", ["pyprofile", "pyoffcpu", "pygil", "pydump"])
+def test_kernel_thread_is_refused_at_once(tool):
+    """A kernel thread has no memory map, which otherwise means a process
+    in exit: named as what it is, refused, and the tool ends (it waited
+    for it to exit, and did not stop on Ctrl-C, before)."""
+    pid = kernel_thread_pid()
+    if pid is None:
+        pytest.skip("no kernel thread in /proc")
+    args = [str(pid)] if tool == "pydump" else ["-p", str(pid), "1"]
+    r = subprocess.run([tool_path(tool)] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=60, universal_newlines=True)
+    assert r.returncode == 1, r.stderr
+    assert "PID %d: a kernel thread, not a Python process" % pid in r.stderr, r.stderr
+
+
 def test_unsupported_python_is_refused(pyprofile, old_interp):
     proc = old_interp.spawn(["-c", "import time; time.sleep(100)"])
     try:

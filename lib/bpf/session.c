@@ -364,7 +364,7 @@ int session_start_discovery(struct tool_session *s)
 			return -1;
 		}
 		/* a failure that may pass is retried for a moment (registry.c) */
-		while (!registry_count(&s->reg, TARGET_ACTIVE) &&
+		while (!session_stop && !registry_count(&s->reg, TARGET_ACTIVE) &&
 		       registry_count(&s->reg, TARGET_PENDING)) {
 			usleep(FAST_TURN_MS * 1000);
 			registry_tick(&s->reg);

@@ -639,6 +639,8 @@ int py_process_inspect(struct py_process *p, pid_t pid, struct py_offsets_candid
 	if (pid <= 0 || !proc_exists(pid))
 		return py_process_fail(p, PY_FAIL_GONE, "no such process");
 	rc = proc_maps_read(pid, &maps);
+	if (rc == -ESRCH && proc_is_kernel_thread(pid))
+		return py_process_fail(p, PY_FAIL_NOT_PYTHON, "a kernel thread, not a Python process");
 	if (rc == -ESRCH)
 		return py_process_fail(p, PY_FAIL_GONE, "no such process");
 	if (rc < 0)

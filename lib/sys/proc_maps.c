@@ -254,6 +254,29 @@ bool proc_alive(pid_t pid)
 	return close && close[1] == ' ' && close[2] != 'Z' && close[2] != 'X';
 }
 
+bool proc_is_kernel_thread(pid_t pid)
+{
+	char path[32], buf[512];
+	const char *close;
+	unsigned long flags = 0;
+	size_t n;
+	FILE *f;
+
+	if (remote_image_of(pid))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* "pid (comm) S ppid pgrp session tty_nr tpgid flags ..." */
+	close = strrchr(buf, ')');
+	return close && sscanf(close + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
+	       (flags & 0x00200000UL) != 0; /* PF_KTHREAD */
+}
+
 int proc_tgid(pid_t tid, pid_t *tgid)
 {
 	char path[32], line[128];

@@ -56,6 +56,10 @@ bool proc_thread_exists(pid_t pid, pid_t tid);
 /* True while the process exists and is not a zombie (exited, not reaped). */
 bool proc_alive(pid_t pid);
 
+/* A kernel thread (PF_KTHREAD in /proc/PID/stat's flags): no memory map,
+ * never a Python process. */
+bool proc_is_kernel_thread(pid_t pid);
+
 /* The process a thread belongs to. Returns 0 or a negative errno. */
 int proc_tgid(pid_t tid, pid_t *tgid);
 
