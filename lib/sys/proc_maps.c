@@ -231,48 +231,46 @@ int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 	return 0;
 }
 
-bool proc_alive(pid_t pid)
+/* /proc/PID/stat into buf, and where its fields after the command name
+ * begin (" S ppid ..."); NULL if it cannot be read. The name may hold
+ * ')' itself, so the last one ends it. */
+static const char *stat_after_comm(pid_t pid, char *buf, size_t len)
 {
-	char path[32], buf[512], *close;
-	ssize_t n;
+	char path[32];
+	size_t n;
 	FILE *f;
-
-	if (remote_image_of(pid))
-		return true;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return false;
-	n = (ssize_t)fread(buf, 1, sizeof(buf) - 1, f);
+		return NULL;
+	n = fread(buf, 1, len - 1, f);
 	fclose(f);
-	if (n <= 0)
-		return false;
 	buf[n] = '\0';
-	/* "pid (comm) S ...": comm may hold ')' itself, so take the last one */
-	close = strrchr(buf, ')');
+	return n ? strrchr(buf, ')') : NULL;
+}
+
+bool proc_alive(pid_t pid)
+{
+	char buf[512];
+	const char *close;
+
+	if (remote_image_of(pid))
+		return true;
+	close = stat_after_comm(pid, buf, sizeof(buf));
 	return close && close[1] == ' ' && close[2] != 'Z' && close[2] != 'X';
 }
 
 bool proc_is_kernel_thread(pid_t pid)
 {
-	char path[32], buf[512];
+	char buf[512];
 	const char *close;
 	unsigned long flags = 0;
-	size_t n;
-	FILE *f;
 
 	if (remote_image_of(pid))
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* "pid (comm) S ppid pgrp session tty_nr tpgid flags ..." */
-	close = strrchr(buf, ')');
+	/* " S ppid pgrp session tty_nr tpgid flags ..." */
+	close = stat_after_comm(pid, buf, sizeof(buf));
 	return close && sscanf(close + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
 	       (flags & 0x00200000UL) != 0; /* PF_KTHREAD */
 }
