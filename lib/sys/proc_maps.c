@@ -231,10 +231,7 @@ int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 	return 0;
 }
 
-/* /proc/PID/stat into buf, and where its fields after the command name
- * begin (" S ppid ..."); NULL if it cannot be read. The name may hold
- * ')' itself, so the last one ends it. */
-static const char *stat_after_comm(pid_t pid, char *buf, size_t len)
+const char *proc_stat_after_comm(pid_t pid, char *buf, size_t len)
 {
 	char path[32];
 	size_t n;
@@ -257,7 +254,7 @@ bool proc_alive(pid_t pid)
 
 	if (remote_image_of(pid))
 		return true;
-	close = stat_after_comm(pid, buf, sizeof(buf));
+	close = proc_stat_after_comm(pid, buf, sizeof(buf));
 	return close && close[1] == ' ' && close[2] != 'Z' && close[2] != 'X';
 }
 
@@ -270,7 +267,7 @@ bool proc_is_kernel_thread(pid_t pid)
 	if (remote_image_of(pid))
 		return false;
 	/* " S ppid pgrp session tty_nr tpgid flags ..." */
-	close = stat_after_comm(pid, buf, sizeof(buf));
+	close = proc_stat_after_comm(pid, buf, sizeof(buf));
 	return close && sscanf(close + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
 	       (flags & 0x00200000UL) != 0; /* PF_KTHREAD */
 }

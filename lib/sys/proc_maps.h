@@ -46,6 +46,11 @@ bool proc_self_in_host_pid_ns(void);
 /* The pid as seen inside the process's own PID namespace (NSpid). */
 int proc_ns_pid(pid_t pid, pid_t *ns_pid);
 
+/* /proc/PID/stat into buf, and where its fields after the command name
+ * begin (") S ppid ..."); NULL if it cannot be read. The name may hold
+ * ')' itself, so the last one ends it. */
+const char *proc_stat_after_comm(pid_t pid, char *buf, size_t len);
+
 /* True while /proc has the process (zombies included). */
 bool proc_exists(pid_t pid);
 

@@ -8,24 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sys/proc_maps.h"
+
 int proc_ppid(pid_t pid, pid_t *ppid)
 {
-	char path[64], buf[512], *p;
-	int v, rc = -ENOENT;
-	FILE *f;
+	char buf[512];
+	const char *close = proc_stat_after_comm(pid, buf, sizeof(buf));
+	int v;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	/* the comm may hold spaces and ')': the state follows the last ')' */
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
-	    sscanf(p + 1, " %*c %d", &v) == 1) {
-		*ppid = (pid_t)v;
-		rc = 0;
-	}
-	fclose(f);
-	return rc;
+	if (!close || sscanf(close + 1, " %*c %d", &v) != 1)
+		return -ENOENT;
+	*ppid = (pid_t)v;
+	return 0;
 }
 
 struct link {

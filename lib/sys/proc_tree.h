@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* The parent of a process (field 4 of /proc/PID/stat). Returns 0 or a
- * negative errno. */
+/* The parent of a process (field 4 of /proc/PID/stat). Returns 0, or
+ * -ENOENT if it cannot be read. */
 int proc_ppid(pid_t pid, pid_t *ppid);
 
 /*
