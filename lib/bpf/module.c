@@ -89,11 +89,12 @@ int bpfmod_environment_check(char *err, size_t len)
 		snprintf(err, len,
 			 "no kernel headers for Linux %s: libbcc needs them to compile BPF "
 			 "programs.\n"
-			 "  Fix: apt-get install linux-headers-%s, or run './setup.sh headers' "
-			 "from pybpf-tools\n"
-			 "  (it maps the distribution's newest linux-headers package when none "
-			 "match the kernel),\n"
-			 "  or set BCC_KERNEL_SOURCE to a kernel header tree.",
+			 "  Fix: apt-get install linux-headers-%s (Debian and Ubuntu), or set "
+			 "BCC_KERNEL_SOURCE to a kernel header tree.\n"
+			 "  No package for this kernel: from a pybpf-tools source tree, "
+			 "'./setup.sh headers' maps the\n"
+			 "  distribution's newest linux-headers package (README.Debian says "
+			 "more).",
 			 u.release, u.release);
 		return -1;
 	}
