@@ -184,3 +184,175 @@ def test_lab3_gil_threads(lab_interp, tmp_path):
     assert waits["python"] >= 40, waits
     assert waits["zlib"] <= 10, waits
 
+
+
+def dump_threads(text):
+    """{tid: (state line, [frame lines], [variable lines])} of pydump's text."""
+    threads, tid = {}, None
+    for line in text.splitlines():
+        m = re.match(r"Thread (\d+) ", line)
+        if m:
+            tid = int(m.group(1))
+            threads[tid] = (None, [], [])
+        elif tid is not None and line.startswith("  ") and not line.startswith("    "):
+            threads[tid] = (line.strip(), threads[tid][1], threads[tid][2])
+        elif tid is not None and line.startswith("        "):
+            threads[tid][2].append(line.strip())
+        elif tid is not None and line.startswith("    "):
+            threads[tid][1].append(line.strip())
+    return threads
+
+
+@pytest.mark.parametrize("lab_interp", lab_params())
+def test_lab4_stuck_service(lab_interp, tmp_path):
+    """pydump: refresher and writer each wait for the lock the other holds
+    (the answer key's cycle, with the objects -l names), the feed and the
+    upstream wait on the two ends of one TCP connection; every address,
+    thread id and port as the program recorded them."""
+    proc, scratch = start_lab(lab_interp, tmp_path, "4-stuck-service", "catalog_service.py", [])
+    try:
+        truth = read_json(scratch.host_path("truth.json"), timeout=60)
+        plain = run_tool("pydump", ["-p", str(proc.pid)]).stdout
+        with_locals = run_tool("pydump", ["-l", "-p", str(proc.pid)]).stdout
+    finally:
+        proc.kill()
+        scratch.cleanup()
+    tids = truth["threads"]
+    locks, objects = truth["locks"], truth["objects"]
+    for text in (plain, with_locals):
+        threads = dump_threads(text)
+        for name in ("refresher", "writer", "price_feed"):
+            assert tids[name] in threads, (name, text)
+        state, frames, _ = threads[tids["refresher"]]
+        assert "futex wait on <_thread.lock at %s> (self.lock), no timeout" % locks["db.lock"] \
+            in state, state
+        names = [frame_name(f).rsplit(".", 1)[-1] for f in frames[:3]]
+        assert names == ["read", "refresh", "refresher"], frames
+        assert frames[1].endswith("catalog_service.py:52)"), frames
+        state, frames, _ = threads[tids["writer"]]
+        assert "futex wait on <_thread.lock at %s> (self.lock), no timeout" % locks["cache.lock"] \
+            in state, state
+        assert frames[0].endswith("catalog_service.py:55)"), frames
+        assert frames[1].endswith("catalog_service.py:39)"), frames
+        local, peer = truth["feed_ports"]
+        state, frames, _ = threads[tids["price_feed"]]
+        assert "(TCP 127.0.0.1:%d -> 127.0.0.1:%d)" % (local, peer) in state, state
+        assert frames[0].startswith("price_feed ("), frames
+        upstream = [t for t, (s, fr, _) in threads.items()
+                    if fr and fr[0].startswith("upstream_server (")]
+        assert len(upstream) == 1, text
+        assert "(TCP 127.0.0.1:%d -> 127.0.0.1:%d)" % (peer, local) in threads[upstream[0]][0]
+    # -l: the objects of the cycle
+    threads = dump_threads(with_locals)
+    _, _, variables = threads[tids["refresher"]]
+    assert "arg self = <Database at %s>" % objects["db"] in variables, variables
+    assert "arg self = <Cache at %s>" % objects["cache"] in variables, variables
+    _, _, variables = threads[tids["writer"]]
+    assert "arg self = <Cache at %s>" % objects["cache"] in variables, variables
+    assert "arg self = <Database at %s>" % objects["db"] in variables, variables
+    assert "arg cache = <Cache at %s>" % objects["cache"] in variables, variables
+
+
+def rooted_in(rows, task):
+    """The rows whose stack is rooted in the asyncio task TASK."""
+    return [(fr, st, c) for fr, st, c in rows if "<task %s>" % task in fr]
+
+
+@pytest.mark.parametrize("lab_interp", lab_params())
+def test_lab5_async_gateway(lab_interp, tmp_path):
+    """--async: pyprofile charges the CPU of the thumbnail task to it, in the
+    share of the process's CPU the program measured; pyoffcpu charges the
+    audit task's blocking call to it, as long as the program measured it
+    blocked; pydump lists every task, the main one waiting for its
+    TaskGroup."""
+    if lab_interp.version < (3, 11):
+        pytest.skip("the tools read asyncio tasks on 3.11+ (lab 5 says so)")
+    proc, scratch = start_lab(lab_interp, tmp_path, "5-async-gateway", "gateway.py", [])
+    try:
+        cpu, cpu_truth = truth_window(scratch.host_path("truth.json"), lambda: run_tool(
+            "pyprofile", ["--async", "-F", "999", "-f", "-p", str(proc.pid), "4"]))
+        off, off_truth = truth_window(scratch.host_path("truth.json"), lambda: run_tool(
+            "pyoffcpu", ["--async", "-f", "-p", str(proc.pid), "4"]))
+        tree = run_tool("pydump", ["--async", "-p", str(proc.pid)]).stdout
+    finally:
+        proc.kill()
+        scratch.cleanup()
+    rows = parse_folded(cpu.stdout)
+    total = sum(c for _, _, c in rows)
+    thumbs = sum(c for fr, _, c in rooted_in(rows, "thumbnailer") if on_stack(fr, "make_thumbnail"))
+    truth = cpu_truth["seconds"]
+    assert total >= 200, cpu.stdout[-2000:]
+    assert abs(100 * thumbs / total - 100 * truth["thumbnailer_cpu"] / truth["process_cpu"]) <= 8, (
+        thumbs, total, truth)
+    rows = parse_folded(off.stdout)
+    audit_us = sum(c for fr, _, c in rooted_in(rows, "audit") if on_stack(fr, "write_audit_record"))
+    expected_us = 4e6 * off_truth["seconds"]["audit_blocked"] / off_truth["wall"]
+    assert 0.85 * expected_us <= audit_us <= 1.1 * expected_us, (audit_us, off_truth)
+    # no other task is charged with the audit's blocking call
+    assert not [fr for fr, _, _ in rows if on_stack(fr, "write_audit_record")
+                and "<task audit>" not in fr], off.stdout[-3000:]
+    names = re.findall(r"\(T\) (\S+) \[", tree)
+    assert sorted(names) == sorted(["main", "audit", "thumbnailer", "heartbeat", "truth"] +
+                                   ["session-%d" % i for i in range(3)]), tree
+    assert re.search(r"\(T\) main \[pending\] awaiting TaskGroup", tree), tree
+
+
+STEPS = ("fetch_batch", "parse_batch", "store_batch")
+STEP_REASONS = {"fetch_batch": "[socket I/O]", "store_batch": "[lock or condition wait]"}
+
+
+@pytest.mark.parametrize("lab_interp", lab_params())
+def test_lab6_wall_clock(lab_interp, tmp_path):
+    """pyprofile --wall -- CMD: the job's three steps share the main
+    thread's wall time as the program measured (within 5 points); fetching
+    waits on its socket and storing on the lock, as the answer key says;
+    the CPU profile alone puts nearly everything in parse_batch."""
+    script = lab_interp.place(os.path.join(LABS, "6-wall-clock", "import_job.py"))
+    scratch = lab_interp.scratch(tmp_path)
+    out = {}
+    try:
+        for mode, extra in (("cpu", ["-F", "99"]), ("wall", ["--wall"])):
+            path = os.path.join(str(tmp_path), mode + ".folded")
+            run_tool("pyprofile", extra + ["-f", "-o", path, "--"] + lab_interp.argv +
+                     [script, "--batches", "20", "--truth", scratch.proc_path(mode + ".json")],
+                     timeout=240)
+            with open(path, encoding="utf-8") as fp:
+                out[mode] = (parse_folded(fp.read()), read_json(scratch.host_path(mode + ".json")))
+    finally:
+        scratch.cleanup()
+    rows, truth = out["cpu"]
+    parse, samples = share_on_stack(rows, "parse_batch", within="main")
+    assert samples >= 50 and parse >= 0.8, (parse, samples)
+    rows, truth = out["wall"]
+    steps = truth["seconds"]
+    spent = {s: 0 for s in STEPS}
+    reasons = {s: {} for s in STEPS}
+    for frames, _, us in rows:
+        step = next((s for s in STEPS if on_stack(frames, s)), None)
+        if step is None:
+            continue
+        spent[step] += us
+        if "[off-CPU]" in frames:
+            reasons[step][frames[-1]] = reasons[step].get(frames[-1], 0) + us
+    for s in STEPS:
+        share = spent[s] / sum(spent.values())
+        want = steps[s]["wall"] / sum(v["wall"] for v in steps.values())
+        assert abs(share - want) <= 0.05, (s, share, want, spent, steps)
+    for s, reason in STEP_REASONS.items():
+        assert reasons[s].get(reason, 0) >= 0.8 * spent[s], (s, reasons[s], spent[s])
+
+
+@pytest.mark.parametrize("lab_interp", lab_params())
+def test_lab1_four_times_the_orders(lab_interp, tmp_path):
+    """The claim of lab 1's question 4: 4 times the orders make the report
+    10 times slower or more (the two sizes run one after the other, so a
+    loaded machine slows both)."""
+    script = lab_interp.place(os.path.join(LABS, "1-hot-loops", "report.py"))
+    rates = {}
+    for orders in (1000, 4000):
+        r = subprocess.run(lab_interp.argv + [script, "--orders", str(orders), "--seconds", "3"],
+                           stdout=subprocess.PIPE, universal_newlines=True, timeout=120)
+        m = re.search(r"([\d.]+) reports/s", r.stdout)
+        assert r.returncode == 0 and m, r.stdout
+        rates[orders] = float(m.group(1))
+    assert rates[1000] >= 10 * rates[4000], rates
