@@ -3,8 +3,8 @@
  * The command line every BPF tool shares: -p, -t, --children, -o, --format,
  * --threads, --function, -v, -h, --version, --ebpf, the duration and
  * "-- CMD [ARGS...]" (with --run-as), with the same messages in each tool;
- * a tool lists only its own options and handles them in a callback. Also the small argument
- * parsers (cli_args.c) that pydump uses without BPF.
+ * a tool lists only its own options and handles them in a callback. The
+ * small argument parsers it uses are in cli_args.h.
  */
 #ifndef PYBPF_CLI_COMMON_H
 #define PYBPF_CLI_COMMON_H
@@ -15,26 +15,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "cli_args.h"
 #include "report/formats.h"
-
-/* --- cli_args.c: single arguments (no BPF, pydump uses them) ------------ */
-
-/* Parses a positive PID. Returns 0 or -1. */
-int cli_parse_pid(const char *s, pid_t *pid);
-
-/* Parses "123,456", appending to pids (n of max used). Returns 0 or -1. */
-int cli_parse_pid_list(const char *list, pid_t *pids, size_t max, size_t *n);
-
-/* Parses a decimal integer in [min, max]. Returns 0 or -1. */
-int cli_parse_int(const char *s, long long min, long long max, long long *out);
-
-/* The same into an int. */
-int cli_parse_small_int(const char *s, int min, int max, int *out);
-
-/* "pydump (pybpf-tools) 0.1.0" */
-void cli_print_version(const char *tool);
-
-/* --- cli.c: the options the BPF tools share ----------------------------- */
 
 struct tool_session;
 

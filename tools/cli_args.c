@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "cli.h"
+#include "cli_args.h"
 
 #include <errno.h>
 #include <stdio.h>

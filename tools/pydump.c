@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli_args.h"
 #include "cpython/asyncio.h"
 #include "pydump_dump.h"
 #include "sys/core_file.h"
