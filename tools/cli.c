@@ -228,6 +228,7 @@ int cli_parse(struct cli *c, struct tool_session *s, int argc, char **argv,
 
 int cli_prepare_targets(struct cli *c, struct tool_session *s)
 {
+	s->verbose = c->verbose;
 	/* -t: trace the thread's process, report that thread only */
 	if (c->tid)
 		return session_target_thread(s, c->tid);
@@ -237,7 +238,7 @@ int cli_prepare_targets(struct cli *c, struct tool_session *s)
 	return 0;
 }
 
-int cli_exit_status(struct cli *c, struct tool_session *s, int rc)
+int cli_exit_status(const struct cli *c, struct tool_session *s, int rc)
 {
 	int code = session_end_command(s);
 
@@ -302,8 +303,8 @@ int cli_close_output(struct cli *c)
 	return 0;
 }
 
-int cli_native_chain(struct cli *c, struct tool_session *s, bool user_stacks, const char *fn,
-		     int prog_type)
+int cli_native_chain(const struct cli *c, struct tool_session *s, bool user_stacks,
+		     const char *fn, int prog_type)
 {
 	if (c->no_native || !user_stacks)
 		return 0;

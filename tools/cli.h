@@ -59,8 +59,8 @@ int cli_parse(struct cli *c, struct tool_session *s, int argc, char **argv,
 
 /*
  * The targets into s: -t's process, the -p list's descendants (--children),
- * or the launched command (held until session_start_command). Returns 0,
- * or -1 after printing why.
+ * or the launched command (held until session_start_command), and -v.
+ * Returns 0, or -1 after printing why.
  */
 int cli_prepare_targets(struct cli *c, struct tool_session *s);
 
@@ -69,14 +69,14 @@ int cli_prepare_targets(struct cli *c, struct tool_session *s);
  * prog_type) unless --no-native or no user stacks are wanted. Returns 0,
  * or -1 after printing why.
  */
-int cli_native_chain(struct cli *c, struct tool_session *s, bool user_stacks, const char *fn,
-		     int prog_type);
+int cli_native_chain(const struct cli *c, struct tool_session *s, bool user_stacks,
+		     const char *fn, int prog_type);
 
 /*
  * The tool's exit status: rc if the tool failed; with a launched command,
  * the command's (ended first if it still runs); otherwise 0.
  */
-int cli_exit_status(struct cli *c, struct tool_session *s, int rc);
+int cli_exit_status(const struct cli *c, struct tool_session *s, int rc);
 
 /* Who is traced, as the headers say it: "TID 5", "PID 1,2", "PID 1,2 and
  * their descendants", "command PID 7 and its descendants" or "all Python

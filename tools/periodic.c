@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bpf/session.h"
+#include "bpf/tool.h"
 #include "report/rows.h"
 
 int periodic_check_pattern(const char *tool, const char *pattern)
@@ -39,15 +39,13 @@ static void on_interval(struct tool_session *s, void *ctx)
 
 void periodic_start(struct tool_session *s, struct periodic_output *p, int interval_s)
 {
-	s->interval_ns = (uint64_t)interval_s * 1000000000ull;
-	s->on_interval = on_interval;
-	s->interval_ctx = p;
+	tool_on_interval(s, on_interval, p, (uint64_t)interval_s * 1000000000ull);
 }
 
 int periodic_write(struct tool_session *s, struct periodic_output *p)
 {
 	char name[PATH_MAX], tmp[PATH_MAX + 16];
-	time_t t = (time_t)(s->interval_start_realtime_ns / 1000000000ull);
+	time_t t = (time_t)(tool_interval_start_realtime_ns(s) / 1000000000ull);
 	struct report rep;
 	struct tm tm;
 	FILE *f;

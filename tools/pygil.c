@@ -21,7 +21,7 @@
 #include "cpython/gil_locate.h"
 #include "report/formats.h"
 #include "report/row_limit.h"
-#include "bpf/session.h"
+#include "bpf/tool.h"
 
 extern const char pygil_bpf_text[];
 
@@ -132,7 +132,7 @@ static void on_tick(struct tool_session *s, void *ctx)
 	struct tick_state *ts = ctx;
 	uint64_t now = monotonic_ns();
 
-	gil_monitor_tick(&ts->mon, &s->reg);
+	gil_monitor_tick(&ts->mon, tool_registry(s));
 	if (ts->o->interval && now >= ts->next_print_ns) {
 		time_t t = time(NULL);
 		char stamp[16];
@@ -152,24 +152,32 @@ static int attach(struct tool_session *s, int *enter_fd)
 {
 	int exit_fd, waiter_fd, holder_fd, waking_fd;
 
-	*enter_fd = bpfmod_load(&s->bpf, "tracepoint__syscalls__sys_enter_futex",
-				    BPF_PROG_TYPE_TRACEPOINT);
-	waiter_fd = bpfmod_load(&s->bpf, "note_waiter_stack", BPF_PROG_TYPE_TRACEPOINT);
-	holder_fd = bpfmod_load(&s->bpf, "note_gil_holder", BPF_PROG_TYPE_TRACEPOINT);
-	exit_fd = bpfmod_load(&s->bpf, "tracepoint__syscalls__sys_exit_futex",
-				  BPF_PROG_TYPE_TRACEPOINT);
-	waking_fd = bpfmod_load(&s->bpf, "tracepoint__sched__sched_waking",
-				    BPF_PROG_TYPE_TRACEPOINT);
-	if (*enter_fd < 0 || waiter_fd < 0 || holder_fd < 0 || exit_fd < 0 || waking_fd < 0 ||
-	    bpfmod_attach_tracepoint(&s->bpf, waking_fd, "sched", "sched_waking") < 0 ||
-	    bpfmod_attach_tracepoint(&s->bpf, *enter_fd, "syscalls", "sys_enter_futex") < 0 ||
-	    bpfmod_attach_tracepoint(&s->bpf, waiter_fd, "syscalls", "sys_enter_futex") < 0 ||
-	    bpfmod_attach_tracepoint(&s->bpf, holder_fd, "syscalls", "sys_enter_futex") < 0 ||
-	    bpfmod_attach_tracepoint(&s->bpf, exit_fd, "syscalls", "sys_exit_futex") < 0) {
-		fprintf(stderr, "pygil: %s\n", s->bpf.err);
+	if ((*enter_fd = tool_load(s, "tracepoint__syscalls__sys_enter_futex",
+				   BPF_PROG_TYPE_TRACEPOINT)) < 0 ||
+	    (waiter_fd = tool_load(s, "note_waiter_stack", BPF_PROG_TYPE_TRACEPOINT)) < 0 ||
+	    (holder_fd = tool_load(s, "note_gil_holder", BPF_PROG_TYPE_TRACEPOINT)) < 0 ||
+	    (exit_fd = tool_load(s, "tracepoint__syscalls__sys_exit_futex",
+				 BPF_PROG_TYPE_TRACEPOINT)) < 0 ||
+	    (waking_fd = tool_load(s, "tracepoint__sched__sched_waking",
+				   BPF_PROG_TYPE_TRACEPOINT)) < 0)
 		return -1;
-	}
+	if (tool_attach_tracepoint(s, waking_fd, "sched", "sched_waking") < 0 ||
+	    tool_attach_tracepoint(s, *enter_fd, "syscalls", "sys_enter_futex") < 0 ||
+	    tool_attach_tracepoint(s, waiter_fd, "syscalls", "sys_enter_futex") < 0 ||
+	    tool_attach_tracepoint(s, holder_fd, "syscalls", "sys_enter_futex") < 0 ||
+	    tool_attach_tracepoint(s, exit_fd, "syscalls", "sys_exit_futex") < 0)
+		return -1;
 	return 0;
+}
+
+/* The counts of one kind (waits or holds) as rows of rep. */
+static void collect_kind(struct tool_session *s, int kind, struct report *rep)
+{
+	struct stack_filter f = tool_filter(s);
+
+	f.only_kind = kind;
+	tool_set_filter(s, &f);
+	session_collect(s, rep);
 }
 
 static void print_stacks(struct tool_session *s, int kind, const char *title, bool all,
@@ -179,8 +187,7 @@ static void print_stacks(struct tool_session *s, int kind, const char *title, bo
 	struct report_top top;
 
 	report_init(&rep, false);
-	s->filter.only_kind = kind;
-	session_collect(s, &rep);
+	collect_kind(s, kind, &rep);
 	report_top_rows(&rep, all ? 0 : TOP_STACKS, &top);
 	if (rep.n)
 		fprintf(out, "%s\n\n", title);
@@ -215,8 +222,7 @@ static int report(struct tool_session *s, struct tick_state *ts, struct options 
 	if (!o->cli.output && !o->folded)
 		return 0;
 	report_init(&rep, false);
-	s->filter.only_kind = PYB_KIND_GIL_WAIT;
-	session_collect(s, &rep);
+	collect_kind(s, PYB_KIND_GIL_WAIT, &rep);
 	if (cli_open_output(&o->cli) < 0) {
 		rc = 1;
 	} else {
@@ -229,6 +235,83 @@ static int report(struct tool_session *s, struct tick_state *ts, struct options 
 	return rc;
 }
 
+static int compile(const struct options *o, struct tool_session *s)
+{
+	struct tool_cflags f = { 0 };
+
+	tool_cflag(&f, "-DPYSTACKS_SIZE=65536");
+	tool_cflag(&f, "-DCOUNTS_SIZE=65536");
+	tool_cflag(&f, "-DEPISODE_GAP_NS=%lluULL", GIL_EPISODE_GAP_NS);
+	tool_cflag(&f, "-DTHREAD_FILTER=%d", (int)o->cli.tid);
+	tool_cflag(&f, "-DGIL_SIZE=%d", PY_GIL_STRUCT_SIZE);
+	return tool_compile(s, pygil_bpf_text, &f);
+}
+
+static void init_monitor(struct tick_state *ts, const struct options *o,
+			 struct tool_session *s)
+{
+	/* the waiters' native stacks (the holders' are other threads') */
+	struct stack_filter f = { .user_stacks = true, .startup_frames = o->cli.startup_frames };
+
+	gil_monitor_init(&ts->mon, "pygil", tool_table(s, "gils"), tool_table(s, "threads"),
+			 tool_table(s, "waits"), tool_table(s, "hists"));
+	ts->mon.only_tid = o->cli.tid;
+	ts->mon.counts_fd = tool_table(s, "counts");
+	ts->mon.top = o->all ? 0 : GIL_TOP_PROCESSES;
+	ts->mon.hide_idle = !o->all && !tool_target_count(s); /* -p/-t: the targets are shown */
+	ts->table = o->folded ? stderr : stdout;
+	tool_set_filter(s, &f);
+}
+
+/*
+ * Attaches, finds the Python processes and their GILs, and starts the
+ * ticks that read them. Returns 0, or -1 after printing why (none of the
+ * processes given has a GIL to watch).
+ */
+static int start(const struct options *o, struct tool_session *s, struct tick_state *ts,
+		 int *enter_fd)
+{
+	if (cli_native_chain(&o->cli, s, true, "native_walk_gil", BPF_PROG_TYPE_TRACEPOINT) < 0)
+		return -1;
+	session_install_signals();
+	if (attach(s, enter_fd) < 0 || session_start_discovery(s) < 0)
+		return -1;
+	gil_monitor_tick(&ts->mon, tool_registry(s));
+	if (tool_target_count(s) && !o->cli.children &&
+	    ts->mon.refused == gil_monitor_count(&ts->mon)) {
+		fprintf(stderr, "pygil: %s\n", ts->mon.free_threaded == ts->mon.refused
+				? "free-threaded Python has no GIL: nothing to measure"
+				: "none of the given processes has a GIL pygil can watch");
+		return -1;
+	}
+	tool_on_tick(s, on_tick, ts, 0, false);
+	print_header(o, s, ts->table);
+	return 0;
+}
+
+/* The run, once attached, and what it reports. */
+static int run(struct options *o, struct tool_session *s, struct tick_state *ts, int enter_fd)
+{
+	int rc;
+
+	if (session_start_command(s) < 0)
+		return session_end_command(s); /* 127: not found, as shells say */
+	session_run(s, o->cli.duration);
+	ts->mon.end_ns = tool_end_ns(s);
+	rc = report(s, ts, o);
+	session_print_summary(s, "GIL waits");
+	if (ts->mon.still_waiting)
+		fprintf(stderr,
+			"pygil: %zu thread%s still waiting for the GIL when the run ended: "
+			"counted up to the end, in stacks ending in %s\n",
+			ts->mon.still_waiting, ts->mon.still_waiting == 1 ? " was" : "s were",
+			STILL_WAITING_MARKER);
+	if (o->cli.verbose)
+		session_print_bpf_stats(s, enter_fd, "sys_enter_futex",
+					session_stat(s, PYB_STAT_SAMPLES), "GIL wait episode");
+	return cli_exit_status(&o->cli, s, rc);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = {
@@ -236,10 +319,6 @@ int main(int argc, char **argv)
 	};
 	struct tool_session s = { .tool = "pygil" };
 	struct tick_state ts = { .o = &o };
-	const char *cflags[] = {
-		"-DPYSTACKS_SIZE=65536", "-DCOUNTS_SIZE=65536", NULL, NULL, NULL,
-	};
-	char d_tid[32], d_size[32], d_gap[48];
 	int enter_fd = -1, rc = 1;
 
 	if (parse_args(argc, argv, &o, &s) < 0)
@@ -248,66 +327,11 @@ int main(int argc, char **argv)
 		fputs(pygil_bpf_text, stdout);
 		return 0;
 	}
-	if (cli_prepare_targets(&o.cli, &s) < 0)
+	if (cli_prepare_targets(&o.cli, &s) < 0 || compile(&o, &s) < 0)
 		return 1;
-	snprintf(d_tid, sizeof(d_tid), "-DTHREAD_FILTER=%d", (int)o.cli.tid);
-	snprintf(d_size, sizeof(d_size), "-DGIL_SIZE=%d", PY_GIL_STRUCT_SIZE);
-	snprintf(d_gap, sizeof(d_gap), "-DEPISODE_GAP_NS=%lluULL", GIL_EPISODE_GAP_NS);
-	cflags[2] = d_gap;
-	cflags[3] = d_tid;
-	cflags[4] = d_size;
-	s.verbose = o.cli.verbose;
-	if (session_compile(&s, pygil_bpf_text, cflags, 5) < 0)
-		return 1;
-	s.pystacks_fd = bpfmod_table_fd(&s.bpf, "pystacks");
-	s.counts_fd = bpfmod_table_fd(&s.bpf, "counts");
-	s.stacks_fd = -1;
-	s.stats_fd = bpfmod_table_fd(&s.bpf, "stats");
-	gil_monitor_init(&ts.mon, "pygil", bpfmod_table_fd(&s.bpf, "gils"),
-			 bpfmod_table_fd(&s.bpf, "threads"), bpfmod_table_fd(&s.bpf, "waits"),
-			 bpfmod_table_fd(&s.bpf, "hists"));
-	ts.mon.only_tid = o.cli.tid;
-	ts.mon.counts_fd = s.counts_fd;
-	ts.mon.top = o.all ? 0 : GIL_TOP_PROCESSES;
-	ts.mon.hide_idle = !o.all && !s.npids; /* -p/-t: the targets are shown */
-	ts.table = o.folded ? stderr : stdout;
-	/* the waiters' native stacks (the holders' are other threads') */
-	s.filter.user_stacks = true;
-	s.filter.startup_frames = o.cli.startup_frames;
-	if (cli_native_chain(&o.cli, &s, true, "native_walk_gil", BPF_PROG_TYPE_TRACEPOINT) < 0)
-		goto out;
-	session_install_signals();
-	if (attach(&s, &enter_fd) < 0 || session_start_discovery(&s) < 0)
-		goto out;
-	gil_monitor_tick(&ts.mon, &s.reg);
-	if (s.npids && !s.follow_children && ts.mon.refused == gil_monitor_count(&ts.mon)) {
-		fprintf(stderr, "pygil: %s\n", ts.mon.free_threaded == ts.mon.refused
-				? "free-threaded Python has no GIL: nothing to measure"
-				: "none of the given processes has a GIL pygil can watch");
-		goto out;
-	}
-	s.on_tick = on_tick;
-	s.tick_ctx = &ts;
-	print_header(&o, &s, ts.table);
-	if (session_start_command(&s) < 0) {
-		rc = session_end_command(&s); /* 127: not found, as shells say */
-		goto out;
-	}
-	session_run(&s, o.cli.duration);
-	ts.mon.end_ns = s.end_ns;
-	rc = report(&s, &ts, &o);
-	session_print_summary(&s, "GIL waits");
-	if (ts.mon.still_waiting)
-		fprintf(stderr,
-			"pygil: %zu thread%s still waiting for the GIL when the run ended: "
-			"counted up to the end, in stacks ending in %s\n",
-			ts.mon.still_waiting, ts.mon.still_waiting == 1 ? " was" : "s were",
-			STILL_WAITING_MARKER);
-	if (o.cli.verbose)
-		session_print_bpf_stats(&s, enter_fd, "sys_enter_futex",
-					session_stat(&s, PYB_STAT_SAMPLES), "GIL wait episode");
-	rc = cli_exit_status(&o.cli, &s, rc);
-out:
+	init_monitor(&ts, &o, &s);
+	if (start(&o, &s, &ts, &enter_fd) == 0)
+		rc = run(&o, &s, &ts, enter_fd);
 	gil_monitor_free(&ts.mon);
 	session_close(&s);
 	return rc;

@@ -21,7 +21,7 @@
 #include "report/units.h"
 #include "bpf/open_intervals.h"
 #include "bpf/stack_hist.h"
-#include "bpf/session.h"
+#include "bpf/tool.h"
 #include "sys/clock.h"
 #include "bpf/wait_reasons.h"
 #include "cpython/gil.h"
@@ -215,24 +215,21 @@ static void print_header(const struct options *o, const struct tool_session *s)
 
 static int compile(struct tool_session *s, const struct options *o)
 {
-	char d_stack[48], d_user[24], d_kernel[24], d_min[40], d_max[40], d_tid[32], d_gil[32];
-	const char *cflags[11] = {
-		d_stack, d_user, d_kernel, d_min, d_max, d_tid, d_gil,
-		o->no_reasons ? "-DWAIT_REASONS=0" : "-DWAIT_REASONS=1",
-		"-DPYSTACKS_SIZE=65536", "-DCOUNTS_SIZE=65536",
-	};
-	int n = 10;
+	struct tool_cflags f = { 0 };
 
-	snprintf(d_stack, sizeof(d_stack), "-DSTACK_STORAGE_SIZE=%d", o->stack_storage);
-	snprintf(d_user, sizeof(d_user), "-DUSER_STACKS=%d", !o->kernel_only);
-	snprintf(d_kernel, sizeof(d_kernel), "-DKERNEL_STACKS=%d", !o->user_only);
-	snprintf(d_min, sizeof(d_min), "-DMIN_US=%lldULL", o->min_us);
-	snprintf(d_max, sizeof(d_max), "-DMAX_US=%lldULL", o->max_us);
-	snprintf(d_tid, sizeof(d_tid), "-DTHREAD_FILTER=%d", (int)o->cli.tid);
-	snprintf(d_gil, sizeof(d_gil), "-DGIL_SIZE=%d", PY_GIL_STRUCT_SIZE);
+	tool_cflag(&f, "-DSTACK_STORAGE_SIZE=%d", o->stack_storage);
+	tool_cflag(&f, "-DUSER_STACKS=%d", !o->kernel_only);
+	tool_cflag(&f, "-DKERNEL_STACKS=%d", !o->user_only);
+	tool_cflag(&f, "-DMIN_US=%lldULL", o->min_us);
+	tool_cflag(&f, "-DMAX_US=%lldULL", o->max_us);
+	tool_cflag(&f, "-DTHREAD_FILTER=%d", (int)o->cli.tid);
+	tool_cflag(&f, "-DGIL_SIZE=%d", PY_GIL_STRUCT_SIZE);
+	tool_cflag(&f, "-DWAIT_REASONS=%d", !o->no_reasons);
+	tool_cflag(&f, "-DPYSTACKS_SIZE=65536");
+	tool_cflag(&f, "-DCOUNTS_SIZE=65536");
 	if (o->tasks)
-		cflags[n++] = "-DPYB_ASYNC=1";
-	return session_compile(s, pyoffcpu_bpf_text, cflags, n);
+		tool_cflag(&f, "-DPYB_ASYNC=1");
+	return tool_compile(s, pyoffcpu_bpf_text, &f);
 }
 
 /* What the stacks do not show: the other kind of off-CPU time, and what
@@ -296,17 +293,107 @@ static void seed_open_intervals(struct tool_session *s, const struct options *o,
 {
 	size_t seeded;
 
-	open_intervals_init(oi, bpfmod_table_fd(&s->bpf, "start"), s->counts_fd, s->pystacks_fd);
+	uint64_t start_ns;
+
+	open_intervals_init(oi, tool_table(s, "start"), tool_table(s, "counts"),
+			    tool_table(s, "pystacks"));
 	oi->only_tid = o->cli.tid;
 	oi->min_us = (uint64_t)o->min_us;
 	oi->max_us = (uint64_t)o->max_us;
-	s->start_ns = monotonic_ns();
-	seeded = open_intervals_seed(oi, &s->reg, s->start_ns);
+	start_ns = tool_start_now(s);
+	seeded = open_intervals_seed(oi, tool_registry(s), start_ns);
 	if (seeded)
-		stack_collector_drain(&s->col, &s->reg, s->pystacks_fd); /* named while alive */
+		tool_name_stacks(s); /* named while alive */
 	if (o->cli.verbose)
 		fprintf(stderr, "pyoffcpu: %zu threads off CPU as the run began (read in %.1f ms)\n",
-			seeded, (double)(monotonic_ns() - s->start_ns) / 1e6);
+			seeded, (double)(monotonic_ns() - start_ns) / 1e6);
+}
+
+/*
+ * Loads the programs, finds the Python processes and attaches (system
+ * calls first: a thread's call is known when it blocks). Returns 0, or -1
+ * after printing why.
+ */
+static int start(const struct options *o, struct tool_session *s, struct wait_reasons *why,
+		 struct tool_sched_progs *progs)
+{
+	if (tool_load_sched(s, progs) < 0 ||
+	    cli_native_chain(&o->cli, s, !o->kernel_only, "native_walk_switch",
+			     BPF_PROG_TYPE_TRACEPOINT) < 0)
+		return -1;
+	session_install_signals();
+	if ((!o->no_reasons && wait_reasons_start(why, s) < 0) || session_start_discovery(s) < 0)
+		return -1;
+	return tool_attach_sched(s, progs, !o->no_reasons);
+}
+
+static void set_filter(const struct options *o, struct tool_session *s,
+		       struct async_tasks *tasks, struct wait_reasons *why)
+{
+	struct stack_filter f = { .user_stacks = !o->kernel_only,
+				  .kernel_stacks = !o->user_only,
+				  .startup_frames = o->cli.startup_frames,
+				  .only_tid = o->cli.tid,
+				  .include_runnable = o->runnable,
+				  .only_kind = -1,
+				  .tasks = o->tasks ? tasks : NULL,
+				  .leaf = o->no_reasons ? NULL : wait_reasons_leaf,
+				  .leaf_ctx = why };
+
+	tool_set_filter(s, &f);
+}
+
+/* The report in the form asked for: histograms, text, or a format. */
+static int write_report(const struct options *o, struct tool_session *s,
+			const struct report *rep, struct wait_reasons *why)
+{
+	if (o->histogram) {
+		struct stack_hist_maps maps = {
+			.hists_fd = tool_table(s, "hists"),
+			.counts_fd = tool_table(s, "counts"),
+			.pystacks_fd = tool_table(s, "pystacks"),
+		};
+
+		return stack_hist_print(tool_collector(s), tool_registry(s), &maps, PYB_KIND_BLOCKED,
+					o->top < 0 ? 10 : o->top ? o->top : INT_MAX, "us",
+					o->cli.out) < 0;
+	}
+	if (o->cli.format == REPORT_TEXT) {
+		int rc = write_text(rep, o->top < 0 ? 20 : o->top, o->cli.out);
+
+		if (!o->no_reasons)
+			wait_reasons_print_threads(why, tool_table(s, "counts"), o->cli.tid, "us",
+						   o->cli.out);
+		return rc;
+	}
+	return report_write(rep, o->cli.format, o->cli.out, "us", "pyoffcpu") < 0;
+}
+
+/* The run, once attached, and what it reports. */
+static int run(const struct options *o, struct tool_session *s, struct open_intervals *oi,
+	       struct wait_reasons *why, const struct tool_sched_progs *progs)
+{
+	struct report rep;
+	int rc;
+
+	if (session_start_command(s) < 0)
+		return session_end_command(s); /* 127: not found, as shells say */
+	session_run(s, o->cli.duration);
+	open_intervals_charge(oi, tool_end_ns(s));
+	if (o->cli.format == REPORT_TEXT && !o->cli.output)
+		printf("\n");
+	report_init(&rep, o->delimiter);
+	session_collect(s, &rep);
+	rc = write_report(o, s, &rep, why);
+	session_print_summary(s, "switches off CPU");
+	print_time_summary(o, &rep, s, oi);
+	if (o->cli.verbose)
+		session_print_bpf_stats(s, progs->switched, "sched_switch",
+					session_stat(s, PYB_STAT_SAMPLES), "Python switch");
+	if (o->cli.verbose && !o->no_reasons)
+		session_print_bpf_stats(s, progs->sys_enter, "sys_enter", 0, NULL);
+	report_free(&rep);
+	return cli_exit_status(&o->cli, s, rc);
 }
 
 int main(int argc, char **argv)
@@ -317,10 +404,10 @@ int main(int argc, char **argv)
 	};
 	struct tool_session s = { .tool = "pyoffcpu" };
 	struct open_intervals oi = { 0 };
-	struct report rep;
 	struct async_tasks tasks;
 	struct wait_reasons why = { 0 };
-	int switch_fd, wakeup_fd, enter_fd, rc = 1;
+	struct tool_sched_progs progs;
+	int rc = 1;
 
 	if (parse_args(argc, argv, &o, &s) < 0)
 		return 2;
@@ -328,91 +415,17 @@ int main(int argc, char **argv)
 		fputs(pyoffcpu_bpf_text, stdout);
 		return 0;
 	}
-	if (cli_prepare_targets(&o.cli, &s) < 0)
+	if (cli_prepare_targets(&o.cli, &s) < 0 || compile(&s, &o) < 0)
 		return 1;
-	s.verbose = o.cli.verbose;
-	if (compile(&s, &o) < 0)
-		return 1;
-	async_tasks_init(&tasks, o.tasks ? bpfmod_table_fd(&s.bpf, "task_ids") : -1);
-	if (o.tasks)
-		s.tasks = &tasks;
-	s.pystacks_fd = bpfmod_table_fd(&s.bpf, "pystacks");
-	s.counts_fd = bpfmod_table_fd(&s.bpf, "counts");
-	s.stacks_fd = bpfmod_table_fd(&s.bpf, "stack_traces");
-	s.stats_fd = bpfmod_table_fd(&s.bpf, "stats");
-	switch_fd = bpfmod_load(&s.bpf, "tracepoint__sched__sched_switch",
-				    BPF_PROG_TYPE_TRACEPOINT);
-	wakeup_fd = bpfmod_load(&s.bpf, "tracepoint__sched__sched_waking",
-				    BPF_PROG_TYPE_TRACEPOINT);
-	enter_fd = bpfmod_load(&s.bpf, "raw_tracepoint__sys_enter", BPF_PROG_TYPE_RAW_TRACEPOINT);
-	if (switch_fd < 0 || wakeup_fd < 0 || enter_fd < 0) {
-		fprintf(stderr, "pyoffcpu: %s\n", s.bpf.err);
-		goto out;
+	async_tasks_init(&tasks, o.tasks ? tool_table(&s, "task_ids") : -1);
+	tool_set_tasks(&s, o.tasks ? &tasks : NULL);
+	if (start(&o, &s, &why, &progs) == 0 && cli_open_output(&o.cli) == 0) {
+		set_filter(&o, &s, &tasks, &why);
+		seed_open_intervals(&s, &o, &oi);
+		if ((o.cli.format == REPORT_TEXT && !o.histogram) || o.cli.output || o.histogram)
+			print_header(&o, &s);
+		rc = run(&o, &s, &oi, &why, &progs);
 	}
-	if (cli_native_chain(&o.cli, &s, !o.kernel_only, "native_walk_switch",
-			     BPF_PROG_TYPE_TRACEPOINT) < 0)
-		goto out;
-	session_install_signals();
-	if ((!o.no_reasons && wait_reasons_start(&why, &s) < 0) ||
-	    session_start_discovery(&s) < 0)
-		goto out;
-	/* system calls first: a thread's call is known when it blocks */
-	if ((!o.no_reasons && bpfmod_attach_raw_tracepoint(&s.bpf, enter_fd, "sys_enter") < 0) ||
-	    bpfmod_attach_tracepoint(&s.bpf, wakeup_fd, "sched", "sched_waking") < 0 ||
-	    bpfmod_attach_tracepoint(&s.bpf, switch_fd, "sched", "sched_switch") < 0) {
-		fprintf(stderr, "pyoffcpu: %s\n", s.bpf.err);
-		goto out;
-	}
-	if (cli_open_output(&o.cli) < 0)
-		goto out;
-	s.filter = (struct stack_filter){ .user_stacks = !o.kernel_only,
-					  .kernel_stacks = !o.user_only,
-					  .startup_frames = o.cli.startup_frames,
-					  .only_tid = o.cli.tid,
-					  .include_runnable = o.runnable,
-					  .only_kind = -1,
-					  .tasks = s.tasks,
-					  .leaf = o.no_reasons ? NULL : wait_reasons_leaf,
-					  .leaf_ctx = &why };
-	seed_open_intervals(&s, &o, &oi);
-	if ((o.cli.format == REPORT_TEXT && !o.histogram) || o.cli.output || o.histogram)
-		print_header(&o, &s);
-	if (session_start_command(&s) < 0) {
-		rc = session_end_command(&s); /* 127: not found, as shells say */
-		goto out;
-	}
-	session_run(&s, o.cli.duration);
-	open_intervals_charge(&oi, s.end_ns);
-	if (o.cli.format == REPORT_TEXT && !o.cli.output)
-		printf("\n");
-	report_init(&rep, o.delimiter);
-	session_collect(&s, &rep);
-	if (o.histogram) {
-		struct stack_hist_maps maps = {
-			.hists_fd = bpfmod_table_fd(&s.bpf, "hists"),
-			.counts_fd = s.counts_fd,
-			.pystacks_fd = s.pystacks_fd,
-		};
-
-		rc = stack_hist_print(&s.col, &s.reg, &maps, PYB_KIND_BLOCKED,
-				      o.top < 0 ? 10 : o.top ? o.top : INT_MAX, "us", o.cli.out) < 0;
-	} else if (o.cli.format == REPORT_TEXT) {
-		rc = write_text(&rep, o.top < 0 ? 20 : o.top, o.cli.out);
-		if (!o.no_reasons)
-			wait_reasons_print_threads(&why, s.counts_fd, o.cli.tid, "us", o.cli.out);
-	} else {
-		rc = report_write(&rep, o.cli.format, o.cli.out, "us", "pyoffcpu") < 0;
-	}
-	session_print_summary(&s, "switches off CPU");
-	print_time_summary(&o, &rep, &s, &oi);
-	if (o.cli.verbose)
-		session_print_bpf_stats(&s, switch_fd, "sched_switch",
-					session_stat(&s, PYB_STAT_SAMPLES), "Python switch");
-	if (o.cli.verbose && !o.no_reasons)
-		session_print_bpf_stats(&s, enter_fd, "sys_enter", 0, NULL);
-	report_free(&rep);
-	rc = cli_exit_status(&o.cli, &s, rc);
-out:
 	if (cli_close_output(&o.cli) < 0)
 		rc = 1;
 	open_intervals_free(&oi);

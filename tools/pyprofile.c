@@ -17,7 +17,7 @@
 #include "periodic.h"
 #include "top_view.h"
 #include "report/formats.h"
-#include "bpf/session.h"
+#include "bpf/tool.h"
 #include "bpf/wait_reasons.h"
 #include "cpython/gil.h"
 
@@ -188,7 +188,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 /* --wall: how the time divides, on stderr. */
 static void print_wall_summary(const struct tool_session *s, const struct report *rep)
 {
-	uint64_t off = 0, per = s->filter.sample_weight;
+	uint64_t off = 0, per = tool_filter(s).sample_weight;
 
 	for (size_t i = 0; i < rep->n; i++)
 		for (int k = 0; k < rep->rows[i].nframes; k++)
@@ -240,55 +240,144 @@ static void print_header(const struct options *o, const struct tool_session *s)
  */
 static int compile(const struct options *o, struct tool_session *s)
 {
-	char d_stack[48], d_user[24], d_kernel[24], d_tid[32], d_gil[32];
-	const char *cflags[16];
-	int n = 0;
+	struct tool_cflags f = { 0 };
 
-	snprintf(d_stack, sizeof(d_stack), "-DSTACK_STORAGE_SIZE=%d", o->stack_storage);
-	snprintf(d_user, sizeof(d_user), "-DUSER_STACKS=%d", !o->kernel_only);
-	snprintf(d_kernel, sizeof(d_kernel), "-DKERNEL_STACKS=%d", !o->user_only);
-	cflags[n++] = d_stack;
-	cflags[n++] = d_user;
-	cflags[n++] = d_kernel;
-	cflags[n++] = "-DPYSTACKS_SIZE=65536";
-	cflags[n++] = "-DCOUNTS_SIZE=65536";
+	tool_cflag(&f, "-DSTACK_STORAGE_SIZE=%d", o->stack_storage);
+	tool_cflag(&f, "-DUSER_STACKS=%d", !o->kernel_only);
+	tool_cflag(&f, "-DKERNEL_STACKS=%d", !o->user_only);
+	tool_cflag(&f, "-DPYSTACKS_SIZE=65536");
+	tool_cflag(&f, "-DCOUNTS_SIZE=65536");
 	if (o->tasks)
-		cflags[n++] = "-DPYB_ASYNC=1";
+		tool_cflag(&f, "-DPYB_ASYNC=1");
 	if (!o->wall)
-		return session_compile(s, pyprofile_bpf_text, cflags, n);
-	snprintf(d_tid, sizeof(d_tid), "-DTHREAD_FILTER=%d", (int)o->cli.tid);
-	snprintf(d_gil, sizeof(d_gil), "-DGIL_SIZE=%d", PY_GIL_STRUCT_SIZE);
-	cflags[n++] = d_tid;
-	cflags[n++] = d_gil;
-	cflags[n++] = "-DMIN_US=0ULL";
-	cflags[n++] = "-DMAX_US=(1ULL << 40)";
-	cflags[n++] = "-DWAIT_REASONS=1";
-	cflags[n++] = "-DPYB_WALL=1";
-	return session_compile(s, pyoffcpu_bpf_text, cflags, n);
+		return tool_compile(s, pyprofile_bpf_text, &f);
+	tool_cflag(&f, "-DTHREAD_FILTER=%d", (int)o->cli.tid);
+	tool_cflag(&f, "-DGIL_SIZE=%d", PY_GIL_STRUCT_SIZE);
+	tool_cflag(&f, "-DMIN_US=0ULL");
+	tool_cflag(&f, "-DMAX_US=(1ULL << 40)");
+	tool_cflag(&f, "-DWAIT_REASONS=1");
+	tool_cflag(&f, "-DPYB_WALL=1");
+	return tool_compile(s, pyoffcpu_bpf_text, &f);
 }
 
-/* --wall: the off-CPU programs, system calls first (see pyoffcpu). */
-static int attach_offcpu(struct tool_session *s, const int fds[3])
+/*
+ * Loads the programs, finds the Python processes and starts sampling
+ * (--wall: and the off-CPU programs, system calls first, see pyoffcpu).
+ * Returns the sampling program, or -1 after printing why.
+ */
+static int start(struct options *o, struct tool_session *s, struct wait_reasons *why)
 {
-	if (bpfmod_attach_raw_tracepoint(&s->bpf, fds[0], "sys_enter") < 0 ||
-	    bpfmod_attach_tracepoint(&s->bpf, fds[1], "sched", "sched_waking") < 0 ||
-	    bpfmod_attach_tracepoint(&s->bpf, fds[2], "sched", "sched_switch") < 0) {
-		fprintf(stderr, "pyprofile: %s\n", s->bpf.err);
+	struct tool_sched_progs offcpu;
+	int sample_fd = tool_load(s, "on_sample", BPF_PROG_TYPE_PERF_EVENT);
+
+	if (sample_fd < 0)
 		return -1;
-	}
-	return 0;
+	if (o->wall && (tool_load_sched(s, &offcpu) < 0 || wait_reasons_start(why, s) < 0))
+		return -1;
+	if (cli_native_chain(&o->cli, s, !o->kernel_only, "native_walk_sample",
+			     BPF_PROG_TYPE_PERF_EVENT) < 0 ||
+	    (o->wall && cli_native_chain(&o->cli, s, !o->kernel_only, "native_walk_switch",
+					 BPF_PROG_TYPE_TRACEPOINT) < 0))
+		return -1;
+	session_install_signals();
+	if (session_start_discovery(s) < 0)
+		return -1;
+	if ((o->wall && tool_attach_sched(s, &offcpu, true) < 0) ||
+	    session_attach_sampling(s, sample_fd, &o->freq) < 0)
+		return -1;
+	return sample_fd;
 }
 
-static int load_offcpu(struct tool_session *s, int fds[3])
+/* Which counts the report shows; --wall: one unit, the microsecond, for
+ * samples and waits alike. */
+static void set_filter(const struct options *o, struct tool_session *s,
+		       struct async_tasks *tasks, struct wait_reasons *why)
 {
-	fds[0] = bpfmod_load(&s->bpf, "raw_tracepoint__sys_enter", BPF_PROG_TYPE_RAW_TRACEPOINT);
-	fds[1] = bpfmod_load(&s->bpf, "tracepoint__sched__sched_waking", BPF_PROG_TYPE_TRACEPOINT);
-	fds[2] = bpfmod_load(&s->bpf, "tracepoint__sched__sched_switch", BPF_PROG_TYPE_TRACEPOINT);
-	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0) {
-		fprintf(stderr, "pyprofile: %s\n", s->bpf.err);
-		return -1;
+	struct stack_filter f = { .user_stacks = !o->kernel_only,
+				  .kernel_stacks = !o->user_only,
+				  .startup_frames = o->cli.startup_frames,
+				  .only_tid = o->cli.tid,
+				  .only_kind = -1,
+				  .tasks = o->tasks ? tasks : NULL };
+
+	if (o->wall) {
+		f.include_runnable = true;
+		f.leaf = wait_reasons_leaf;
+		f.leaf_ctx = why;
+		f.sample_weight = (session_sample_period_ns(s) + 500) / 1000;
+		f.offcpu_marker = OFFCPU_MARKER;
 	}
-	return 0;
+	tool_set_filter(s, &f);
+}
+
+/* --top: the live table until the run ends. */
+static int run_top(const struct options *o, struct tool_session *s)
+{
+	struct top_view top;
+	char title[128];
+
+	top_title(o, s, title, sizeof(title));
+	top_view_start(&top, s, o->wall ? 1e-6 : (double)session_sample_period_ns(s) / 1e9, title);
+	session_run(s, o->cli.duration);
+	top_view_stop(&top);
+	session_print_summary(s, o->wall ? "samples and switches off CPU" : "samples");
+	return cli_exit_status(&o->cli, s, 0);
+}
+
+/* --interval: the last interval, cut short by the end of the run. */
+static int end_intervals(const struct options *o, struct tool_session *s,
+			 struct periodic_output *periodic)
+{
+	int rc = periodic_write(s, periodic) < 0 || periodic->failed;
+
+	session_print_summary(s, "samples");
+	fprintf(stderr, "pyprofile: %u report%s written (%s)\n", periodic->written,
+		periodic->written == 1 ? "" : "s", o->cli.output);
+	return cli_exit_status(&o->cli, s, rc);
+}
+
+/* One report of the whole run. */
+static int write_report(const struct options *o, struct tool_session *s, int sample_fd)
+{
+	struct report rep;
+	int rc;
+
+	if (o->cli.format == REPORT_TEXT && !o->cli.output)
+		printf("\n");
+	report_init(&rep, o->delimiter);
+	rep.period_ns = session_sample_period_ns(s);
+	session_collect(s, &rep);
+	rc = report_write(&rep, o->cli.format, o->cli.out, o->wall ? "us" : "samples",
+			  o->wall ? "pyprofile --wall" : "pyprofile") < 0;
+	session_print_summary(s, o->wall ? "samples and switches off CPU" : "samples");
+	if (o->wall)
+		print_wall_summary(s, &rep);
+	if (o->cli.verbose)
+		session_print_bpf_stats(s, sample_fd, "sampling", session_stat(s, PYB_STAT_SAMPLES),
+					"Python sample");
+	report_free(&rep);
+	return cli_exit_status(&o->cli, s, rc);
+}
+
+/* The run, once sampling has started, and what it reports. */
+static int run(const struct options *o, struct tool_session *s, int sample_fd)
+{
+	struct periodic_output periodic = {
+		.tool = "pyprofile", .unit = "samples", .pattern = o->cli.output,
+		.format = o->cli.format, .delimiter = o->delimiter,
+		.period_ns = session_sample_period_ns(s),
+	};
+
+	if (o->interval)
+		periodic_start(s, &periodic, o->interval);
+	if (session_start_command(s) < 0)
+		return session_end_command(s); /* 127: not found, as shells say */
+	if (o->top)
+		return run_top(o, s);
+	session_run(s, o->cli.duration);
+	if (o->interval)
+		return end_intervals(o, s, &periodic);
+	return write_report(o, s, sample_fd);
 }
 
 int main(int argc, char **argv)
@@ -298,13 +387,9 @@ int main(int argc, char **argv)
 		.freq = 49, .stack_storage = 16384,
 	};
 	struct tool_session s = { .tool = "pyprofile" };
-	struct report rep;
 	struct async_tasks tasks;
 	struct wait_reasons why = { 0 };
-	struct periodic_output periodic;
-	struct top_view top;
-	char title[128];
-	int offcpu_fds[3] = { -1, -1, -1 }, sample_fd, rc = 1;
+	int sample_fd, rc = 1;
 
 	if (parse_args(argc, argv, &o, &s) < 0)
 		return 2;
@@ -312,102 +397,19 @@ int main(int argc, char **argv)
 		fputs(o.wall ? pyoffcpu_bpf_text : pyprofile_bpf_text, stdout);
 		return 0;
 	}
-	if (cli_prepare_targets(&o.cli, &s) < 0)
+	if (cli_prepare_targets(&o.cli, &s) < 0 || compile(&o, &s) < 0)
 		return 1;
-	s.verbose = o.cli.verbose;
-	if (compile(&o, &s) < 0)
-		return 1;
-	async_tasks_init(&tasks, o.tasks ? bpfmod_table_fd(&s.bpf, "task_ids") : -1);
-	if (o.tasks)
-		s.tasks = &tasks;
-	s.pystacks_fd = bpfmod_table_fd(&s.bpf, "pystacks");
-	s.counts_fd = bpfmod_table_fd(&s.bpf, "counts");
-	s.stacks_fd = bpfmod_table_fd(&s.bpf, "stack_traces");
-	s.stats_fd = bpfmod_table_fd(&s.bpf, "stats");
-	sample_fd = bpfmod_load(&s.bpf, "on_sample", BPF_PROG_TYPE_PERF_EVENT);
-	if (sample_fd < 0) {
-		fprintf(stderr, "pyprofile: %s\n", s.bpf.err);
-		goto out;
-	}
-	if (o.wall && (load_offcpu(&s, offcpu_fds) < 0 || wait_reasons_start(&why, &s) < 0))
-		goto out;
-	if (cli_native_chain(&o.cli, &s, !o.kernel_only, "native_walk_sample",
-			     BPF_PROG_TYPE_PERF_EVENT) < 0 ||
-	    (o.wall && cli_native_chain(&o.cli, &s, !o.kernel_only, "native_walk_switch",
-					BPF_PROG_TYPE_TRACEPOINT) < 0))
-		goto out;
-	session_install_signals();
-	if (session_start_discovery(&s) < 0)
-		goto out;
-	if ((o.wall && attach_offcpu(&s, offcpu_fds) < 0) ||
-	    session_attach_sampling(&s, sample_fd, &o.freq) < 0)
-		goto out;
+	async_tasks_init(&tasks, o.tasks ? tool_table(&s, "task_ids") : -1);
+	tool_set_tasks(&s, o.tasks ? &tasks : NULL);
+	sample_fd = start(&o, &s, &why);
 	/* --interval: -o names the files of the intervals, not one file */
-	if (!o.interval && cli_open_output(&o.cli) < 0)
-		goto out;
-	/* the header goes to stdout unless stdout carries a non-text report */
-	if ((o.cli.format == REPORT_TEXT || o.cli.output) && !o.top)
-		print_header(&o, &s);
-	s.filter = (struct stack_filter){ .user_stacks = !o.kernel_only,
-					  .kernel_stacks = !o.user_only,
-					  .startup_frames = o.cli.startup_frames,
-					  .only_tid = o.cli.tid,
-					  .only_kind = -1,
-					  .tasks = s.tasks };
-	if (o.wall) {
-		/* one unit, the microsecond, for samples and waits alike */
-		s.filter.include_runnable = true;
-		s.filter.leaf = wait_reasons_leaf;
-		s.filter.leaf_ctx = &why;
-		s.filter.sample_weight = (session_sample_period_ns(&s) + 500) / 1000;
-		s.filter.offcpu_marker = OFFCPU_MARKER;
+	if (sample_fd >= 0 && (o.interval || cli_open_output(&o.cli) == 0)) {
+		/* the header goes to stdout unless stdout carries a non-text report */
+		if ((o.cli.format == REPORT_TEXT || o.cli.output) && !o.top)
+			print_header(&o, &s);
+		set_filter(&o, &s, &tasks, &why);
+		rc = run(&o, &s, sample_fd);
 	}
-	periodic = (struct periodic_output){ .tool = "pyprofile", .unit = "samples",
-					     .pattern = o.cli.output, .format = o.cli.format,
-					     .delimiter = o.delimiter,
-					     .period_ns = session_sample_period_ns(&s) };
-	if (o.interval)
-		periodic_start(&s, &periodic, o.interval);
-	if (session_start_command(&s) < 0) {
-		rc = session_end_command(&s); /* 127: not found, as shells say */
-		goto out;
-	}
-	if (o.top) {
-		top_title(&o, &s, title, sizeof(title));
-		top_view_start(&top, &s, o.wall ? 1e-6 : (double)session_sample_period_ns(&s) / 1e9,
-			       title);
-		session_run(&s, o.cli.duration);
-		top_view_stop(&top);
-		session_print_summary(&s, o.wall ? "samples and switches off CPU" : "samples");
-		rc = cli_exit_status(&o.cli, &s, 0);
-		goto out;
-	}
-	session_run(&s, o.cli.duration);
-	if (o.interval) {
-		/* the last interval, cut short by the end of the run */
-		rc = periodic_write(&s, &periodic) < 0 || periodic.failed;
-		session_print_summary(&s, "samples");
-		fprintf(stderr, "pyprofile: %u report%s written (%s)\n", periodic.written,
-			periodic.written == 1 ? "" : "s", o.cli.output);
-		rc = cli_exit_status(&o.cli, &s, rc);
-		goto out;
-	}
-	if (o.cli.format == REPORT_TEXT && !o.cli.output)
-		printf("\n");
-	report_init(&rep, o.delimiter);
-	rep.period_ns = session_sample_period_ns(&s);
-	session_collect(&s, &rep);
-	rc = report_write(&rep, o.cli.format, o.cli.out, o.wall ? "us" : "samples",
-			  o.wall ? "pyprofile --wall" : "pyprofile") < 0;
-	session_print_summary(&s, o.wall ? "samples and switches off CPU" : "samples");
-	if (o.wall)
-		print_wall_summary(&s, &rep);
-	if (o.cli.verbose)
-		session_print_bpf_stats(&s, sample_fd, "sampling", session_stat(&s, PYB_STAT_SAMPLES),
-					"Python sample");
-	report_free(&rep);
-	rc = cli_exit_status(&o.cli, &s, rc);
-out:
 	if (cli_close_output(&o.cli) < 0)
 		rc = 1;
 	session_close(&s);

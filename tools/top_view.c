@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "bpf/tool.h"
 #include "sys/clock.h"
 
 #define REFRESH_NS (1000ull * 1000 * 1000)
@@ -131,10 +132,7 @@ int top_view_start(struct top_view *v, struct tool_session *s, double seconds_pe
 		fflush(stdout);
 	}
 	v->next_ns = monotonic_ns() + REFRESH_NS;
-	s->on_tick = on_tick;
-	s->tick_ctx = v;
-	s->tick_ms = KEY_TURN_MS;
-	s->wake_on_stdin = v->raw;
+	tool_on_tick(s, on_tick, v, KEY_TURN_MS, v->raw);
 	return 0;
 }
 
