@@ -13,7 +13,7 @@
  * identity).
  */
 
-#include "py_abi.h"
+#include "../abi/py_abi.h"
 #include "asyncio_walk.bpf.h"
 
 BPF_HASH(procs, u32, struct pyb_proc, 4096);

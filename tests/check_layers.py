@@ -3,8 +3,10 @@
 """Fails on an #include that runs against the layers, or on an include cycle.
 
 Layers (lib/meson.build): tools -> bpf -> cpython -> sys, and bpf -> report.
-A layer may include any layer below it; report stands alone. bpf_c/ holds
-the ABI shared with the BPF programs, which every user-space layer may use.
+A layer may include any layer below it; report stands alone. abi/ is the
+floor: the data layouts the BPF programs (bpf_c/) and user space share,
+declarations only, which every layer but report may use; bpf_c/ itself is
+BPF code, which no user-space layer includes.
 """
 import os
 import re
@@ -12,12 +14,13 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALLOWED = {
-    "tools": {"tools", "bpf", "cpython", "report", "sys", "bpf_c"},
-    "bpf": {"bpf", "cpython", "report", "sys", "bpf_c"},
-    "cpython": {"cpython", "sys", "bpf_c", "offsets"},
+    "tools": {"tools", "bpf", "cpython", "report", "sys", "abi"},
+    "bpf": {"bpf", "cpython", "report", "sys", "abi"},
+    "cpython": {"cpython", "sys", "abi", "offsets"},
     "report": {"report"},
-    "sys": {"sys", "bpf_c"},
-    "bpf_c": {"bpf_c"},
+    "sys": {"sys", "abi"},
+    "bpf_c": {"bpf_c", "abi"},
+    "abi": {"abi"},
 }
 # generated files and the version header built by meson
 GENERATED = {"pybpf_version.h", "profile.pb-c.h"}
@@ -32,7 +35,7 @@ def layer_of(rel):
 
 
 def sources():
-    for top in ("lib", "tools", "bpf_c"):
+    for top in ("lib", "tools", "bpf_c", "abi"):
         for d, _, files in os.walk(os.path.join(ROOT, top)):
             for f in files:
                 if f.endswith((".c", ".h")):
@@ -45,7 +48,7 @@ def resolve(rel, inc):
         return None
     here = os.path.join(os.path.dirname(rel), inc)
     if os.path.exists(os.path.join(ROOT, here)):
-        return os.path.normpath(here)  # next to the includer (tools/cli.h, bpf_c/)
+        return os.path.normpath(here)  # next to the includer (tools/cli.h, bpf_c/, abi/)
     for base in ("lib", ""):
         cand = os.path.join(base, inc)
         if os.path.exists(os.path.join(ROOT, cand)):

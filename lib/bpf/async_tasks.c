@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpf_c/py_abi.h"
+#include "abi/py_abi.h"
 #include "cpython/code.h"
 #include "cpython/threads.h"
 #include "sys/clock.h"

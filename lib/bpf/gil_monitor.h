@@ -16,7 +16,7 @@
 #include <sys/types.h>
 
 #include "report/log2_hist.h"
-#include "bpf_c/py_abi.h"
+#include "abi/py_abi.h"
 #include "bpf/registry.h"
 
 #define GIL_THREAD_TSTATES 4

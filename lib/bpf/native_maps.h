@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "bpf_c/native_abi.h"
+#include "abi/native_abi.h"
 
 struct bpfmod;
 struct py_process;

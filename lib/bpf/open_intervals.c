@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "bpf/open_intervals.h"
-#include "bpf_c/wait_abi.h"
+#include "abi/wait_abi.h"
 
 #include <bcc/libbpf.h>
 #include <linux/bpf.h>

@@ -16,7 +16,7 @@
 #include <sys/types.h>
 
 #include "bpf/code_names.h"
-#include "bpf_c/py_abi.h"
+#include "abi/py_abi.h"
 #include "cpython/process.h"
 
 enum py_target_state {

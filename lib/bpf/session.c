@@ -18,7 +18,7 @@
 #include "sys/proc_maps.h"
 #include "sys/proc_tree.h"
 #include "sys/clock.h"
-#include "bpf_c/py_abi.h"
+#include "abi/py_abi.h"
 #include "report/views.h"
 
 /*

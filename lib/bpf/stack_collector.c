@@ -10,8 +10,8 @@
 #include "sys/mapped_files.h"
 #include "sys/native_symbols.h"
 #include "sys/proc_maps.h"
-#include "bpf_c/native_abi.h"
-#include "bpf_c/py_abi.h"
+#include "abi/native_abi.h"
+#include "abi/py_abi.h"
 
 #ifndef ENOTSUPP
 #define ENOTSUPP 524 /* the kernel's own, not in userspace errno.h */

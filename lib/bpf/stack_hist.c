@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "report/log2_hist.h"
-#include "bpf_c/py_abi.h"
+#include "abi/py_abi.h"
 
 struct hist_entry {
 	uint32_t pid;

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bpf_c/wait_abi.h"
+#include "abi/wait_abi.h"
 #include "cpython/gil_locate.h"
 
 /* Leaf frames; the per-thread table shows them without the brackets. */

@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #include "bpf/session.h"
-#include "bpf_c/py_abi.h"
+#include "abi/py_abi.h"
 
 struct wait_fd_kind {
 	pid_t pid;

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cpython/linetable.h"
-#include "bpf_c/py_abi.h"
+#include "abi/py_abi.h"
 #include "sys/remote_mem.h"
 
 #define STR_MAX_CHARS 1024   /* longer names are cut, never read whole */

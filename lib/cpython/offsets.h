@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bpf_c/py_offset_fields.h"
+#include "abi/py_offset_fields.h"
 
 #define PY_OFFSET_ABSENT (-1)
 

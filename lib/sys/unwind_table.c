@@ -3,7 +3,7 @@
  * From .eh_frame to unwind rows: every FDE's call frame instructions run
  * over its range (sys/cfi_unwind.c interprets them) and each rule the BPF
  * step can follow becomes a row; see sys/unwind_table.h and the contract in
- * bpf_c/native_abi.h.
+ * abi/native_abi.h.
  */
 #include "sys/unwind_table.h"
 

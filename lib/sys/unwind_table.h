@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A file's .eh_frame turned into the compact rows the BPF unwinder reads
- * (struct pyb_unwind_row, bpf_c/native_abi.h): per address range, the
+ * (struct pyb_unwind_row, abi/native_abi.h): per address range, the
  * CFA from rsp or rbp plus an offset, where rbp was saved, or one of the
  * special cases (PLT stubs, signal trampolines, the outermost frame, no
  * information). What the rows cannot say exactly is PYB_CFA_NONE: the
@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bpf_c/native_abi.h"
+#include "abi/native_abi.h"
 
 struct elf_image;
 

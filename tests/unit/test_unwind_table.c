@@ -62,7 +62,7 @@ static void start_regs(struct proc_regs *r, uint64_t pc)
 
 enum bpf_result { BPF_OK, BPF_END, BPF_NO_INFO, BPF_SIGNAL };
 
-/* The BPF step (bpf_c/native_abi.h's contract) over one row. */
+/* The BPF step (abi/native_abi.h's contract) over one row. */
 static enum bpf_result bpf_step(const struct pyb_unwind_row *row, uint64_t *rsp, uint64_t *rbp,
 				uint64_t *rip)
 {

@@ -168,7 +168,7 @@ struct pyb_count_key {
 	pyb_u32 pid;
 	pyb_u32 tid;
 	pyb_u32 kind;
-	pyb_u32 detail;      /* pyoffcpu: why it waited (bpf_c/wait_abi.h); else 0 */
+	pyb_u32 detail;      /* pyoffcpu: why it waited (abi/wait_abi.h); else 0 */
 	pyb_u64 pystack;     /* hash of the Python stack, key of `pystacks`; 0 none */
 	pyb_s32 user_stack;  /* native user stack id; <0 none */
 	pyb_s32 kernel_stack;
