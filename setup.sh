@@ -11,13 +11,16 @@
 #   MESON_ARGS    extra arguments for "meson setup" (e.g. -Dwerror=true)
 #   PYBPF_CACHE   cache directory (default /var/cache/pybpf-tools); the test
 #                 chroots live in $PYBPF_CACHE/chroots/{bullseye,sid}
+#   MIRROR        the Debian mirror debootstrap fetches the chroots from
+#                 (default: the one this machine's apt uses for a Debian
+#                 suite, else http://deb.debian.org/debian)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BUILDDIR=build
 CACHE=${PYBPF_CACHE:-/var/cache/pybpf-tools}
 CHROOTS=$CACHE/chroots
-MIRROR=http://deb.debian.org/debian
+DEFAULT_MIRROR=http://deb.debian.org/debian
 HOST_PY=/usr/bin/python3     # Debian's python, never a pyenv/venv shim
 DEPS=(libbpfcc-dev bpfcc-tools meson ninja-build pkgconf gcc libelf-dev
       libdw-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev debootstrap python3
@@ -33,6 +36,55 @@ DEPS=(libbpfcc-dev bpfcc-tools meson ninja-build pkgconf gcc libelf-dev
 TEST_DEPS=(golang-go clang-14 libclang-rt-14-dev build-essential dpkg-dev debhelper
            lintian git python3-jsonschema npm chromium libc6-dbg debuginfod linux-perf)
 SID_PYTHONS=(3.13 3.14 3.15)  # the sid chroot gets each one sid has
+
+# The first mirror this machine's apt takes a Debian suite from (one-line
+# sources.list files and deb822 .sources files), so that a machine behind its
+# own mirror or proxy builds the chroots from it too. A suite counts if it is
+# Debian's own (a codename or stable/testing/unstable): an Ubuntu or
+# third-party archive cannot debootstrap bullseye or sid, nor can
+# -security/-updates. Prints nothing if there is none.
+apt_debian_mirror() {
+    local suites=" sid stable testing unstable oldstable oldoldstable buster bullseye bookworm trixie forky duke "
+    local files=() f
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+        [ -f "$f" ] && files+=("$f")
+    done
+    [ ${#files[@]} -gt 0 ] || return 0
+    awk -v suites="$suites" '
+        function debian(s) { return index(suites, " " s " ") > 0 }
+        function web(u) { return u ~ /^(https?|ftp):\/\// }
+        function found(u) { print u; done = 1; exit }
+        function flush(   i, n, us, ss, ok) {
+            if (!done && types ~ /(^| )deb( |$)/ && enabled != "no") {
+                n = split(suites822, ss, " ")
+                for (i = 1; i <= n; i++) if (debian(ss[i])) ok = 1
+                n = split(uris, us, " ")
+                for (i = 1; ok && i <= n; i++) if (web(us[i])) found(us[i])
+            }
+            types = uris = suites822 = enabled = ""
+        }
+        FILENAME ~ /\.sources$/ {
+            if (FNR == 1) flush()
+            if ($0 ~ /^[ \t]*$/) { flush(); next }
+            if ($0 ~ /^#/) next
+            key = tolower($1); sub(/:$/, "", key); $1 = ""; sub(/^ +/, "")
+            if (key == "types") types = $0
+            else if (key == "uris") uris = $0
+            else if (key == "suites") suites822 = $0
+            else if (key == "enabled") enabled = tolower($0)
+            next
+        }
+        $1 == "deb" {
+            i = 2
+            if ($i ~ /^\[/) while (i <= NF && $i !~ /\]$/) i++
+            if ($i ~ /^\[/ || $i ~ /\]$/) i++
+            if (web($i) && debian($(i + 1))) found($i)
+        }
+        END { flush() }
+    ' "${files[@]}" | sed 's:/*$::' | head -n 1
+}
+MIRROR=${MIRROR:-$(apt_debian_mirror)}
+MIRROR=${MIRROR:-$DEFAULT_MIRROR}
 
 # Same tool lookup whether started as root or via sudo (secure_path): system
 # directories first so pyenv shims etc. in a root PATH do not take over.
@@ -266,7 +318,7 @@ chroot_build() {
     trap 'umount_below "$tmp"' EXIT
     umount_below "$tmp"
     rm -rf --one-file-system "$tmp"
-    say "chroot $name: debootstrap $suite (log: $log)"
+    say "chroot $name: debootstrap $suite from $MIRROR (log: $log)"
     if ! debootstrap --variant=minbase --include="$include" \
             "$suite" "$tmp" "$MIRROR" >"$log" 2>&1; then
         warn "cannot create chroot $name: debootstrap failed: $(tail -n 1 "$log")"
