@@ -31,7 +31,21 @@ STAMP = ".pybpf-ready"
 PYENV_VERSIONS = os.path.join(os.environ.get("PYENV_ROOT", "/root/.pyenv"), "versions")
 HOST_PYTHON = "/usr/bin/python3.11"
 IN_CHROOT_DIR = "/opt/pybpf-tests"
-MIN_SUPPORTED = (3, 8)
+VERSION_H = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                         "lib", "cpython", "version.h")
+
+
+def supported_minors():
+    """The CPython 3 minor versions the tools support, first to last: read
+    from lib/cpython/version.h, the one place the range is written."""
+    with open(VERSION_H, encoding="utf-8") as fp:
+        text = fp.read()
+    first, last = (int(re.search(r"#define PY_MINOR_%s_SUPPORTED (\d+)" % end, text).group(1))
+                   for end in ("FIRST", "LAST"))
+    return range(first, last + 1)
+
+
+MIN_SUPPORTED = (3, supported_minors()[0])
 
 # Works on Python 2.7 too: prints "X.Y.Z" and sys.executable.
 _PROBE = "import sys; print('.'.join(map(str, sys.version_info[:3]))); print(sys.executable)"

@@ -25,6 +25,8 @@ import subprocess
 
 import pytest
 
+import interpreters
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("PYBPF_BUILD", os.path.join(REPO, "build"))
 MAN_DIR = os.path.join(REPO, "man")
@@ -396,3 +398,38 @@ def test_readme_commands_use_real_options():
     assert cmds, "no tool commands in the README's code blocks"
     for tool, args, line in cmds:
         assert unknown_options(tool, args) == [], line
+
+
+# The supported range is written once, in lib/cpython/version.h; these texts
+# state it. Other ranges end where a mechanism ended: the built-in offset
+# tables (the last offsets/cpython-3.N.offsets) and asyncio's task sets read
+# through sys.modules (3.13, the last minor without the published lists).
+RANGE_TEXTS = ["README.md", "debian/control"] + sorted(
+    os.path.relpath(p, REPO) for p in glob.glob(os.path.join(MAN_DIR, "*.8")))
+RANGE_RE = re.compile(r"\b3\.(\d+)t? to 3\.(\d+)t?\b")
+
+
+def _historical_range_ends():
+    tables = glob.glob(os.path.join(REPO, "offsets", "cpython-3.*.offsets"))
+    return {max(int(re.search(r"3\.(\d+)", os.path.basename(t)).group(1)) for t in tables), 13}
+
+
+@pytest.mark.parametrize("path", RANGE_TEXTS)
+def test_supported_range_in_docs(path):
+    """Each text says the range version.h gives, and no range of CPython
+    versions in it ends at another minor than the last supported, unless it
+    ends where a mechanism did: after a port (offsets/README.md) a stale
+    "3.8 to 3.15" fails here."""
+    minors = interpreters.supported_minors()
+    first, last = minors[0], minors[-1]
+    with open(os.path.join(REPO, path), encoding="utf-8") as fp:
+        text = fp.read()
+    if "3.%d to 3.%d" % (first, last) not in text:
+        pytest.fail("%s does not state the supported range 3.%d to 3.%d" % (path, first, last))
+    allowed = _historical_range_ends() | {last}
+    for m in RANGE_RE.finditer(text):
+        lo, hi = int(m.group(1)), int(m.group(2))
+        if lo >= first:  # a range of minors (not "3.1 to 3.2 s")
+            if hi not in allowed:
+                pytest.fail("%s: \"%s\" (line %d): the last supported minor is 3.%d" % (
+                    path, m.group(0), text.count("\n", 0, m.start()) + 1, last))

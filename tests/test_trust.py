@@ -293,6 +293,14 @@ def prerelease_copy(interp, hexversion):
 # minor: (last pre-release with another layout, first with ours), as PY_VERSION_HEX
 PRERELEASES = {13: (0x030d00c1, 0x030d00c2), 14: (0x030e00b1, 0x030e00b2),
                15: (0x030f00b3, 0x030f00b4)}
+# the minors that publish _Py_DebugOffsets: 3.13 to the last supported
+DEBUG_OFFSET_MINORS = [m for m in interpreters.supported_minors() if m >= 13]
+
+
+def test_prereleases_cover_every_minor():
+    """Every supported minor with _Py_DebugOffsets has its pre-release pair
+    (a port adds one; offsets/README.md)."""
+    assert sorted(PRERELEASES) == DEBUG_OFFSET_MINORS
 
 
 def _version_text(h):
@@ -300,7 +308,7 @@ def _version_text(h):
     return "%d.%d.%d%s%d" % (h >> 24, (h >> 16) & 0xff, (h >> 8) & 0xff, level, h & 0xf)
 
 
-@pytest.mark.parametrize("py", interps("sid-3.13", "sid-3.14", "sid-3.15"))
+@pytest.mark.parametrize("py", interps(*("sid-3.%d" % m for m in DEBUG_OFFSET_MINORS)))
 def test_prerelease_layouts(py, pydump):
     """The same interpreter calling itself the last pre-release before our
     _Py_DebugOffsets layout is refused with a precise message (pydump and

@@ -2,16 +2,18 @@
 /*
  * lib/cpython/offsets_debug.c: _Py_DebugOffsets as copied from &_PyRuntime of a
  * (possibly hostile) 3.13+ process. Input: minor selector (1 byte,
- * 3.(12 + b % 5): layouts for 13 to 15 and two without one), then the raw
- * table. Seeds: the tables of the real 3.13, 3.14 and 3.15 interpreters.
+ * FUZZ_MINOR_DEBUG: layouts for 13 to the last supported and two without
+ * one), then the raw table. Seeds: the tables of the real 3.13, 3.14 and
+ * 3.15 interpreters.
  */
 #include "cpython/offsets_debug.h"
 #include "fuzz_common.h"
+#include "fuzz_minors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_in in = { data, size };
-	int minor = 12 + fuzz_u8(&in) % 5;
+	int minor = FUZZ_MINOR_DEBUG(fuzz_u8(&in));
 	struct py_offsets o;
 	uint64_t hex = 0;
 	bool ft = false;

@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * lib/cpython/linetable.c: every CPython line-table format, on tables copied out
- * of a hostile process. Input: minor (1 byte, 3.(8 + b % 8)), firstlineno
+ * of a hostile process. Input: minor (1 byte, FUZZ_MINOR_ANY), firstlineno
  * (int32), offset (int64), then the table. Seeds: real tables of real code
  * objects from every interpreter on the machine (seed_linetables.py).
  */
 #include "fuzz_common.h"
+#include "fuzz_minors.h"
 #include "cpython/linetable.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_in in = { data, size };
-	int minor = 8 + fuzz_u8(&in) % 8;
+	int minor = FUZZ_MINOR_ANY(fuzz_u8(&in));
 	int32_t first;
 	int64_t offset;
 	uint8_t *tab;

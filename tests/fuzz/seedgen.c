@@ -22,6 +22,7 @@
 #include "cpython/offsets_debug.h"
 #include "sys/elf_image.h"
 #include "fuzz_mem.h"
+#include "fuzz_minors.h"
 #include "cpython/gil.h"
 
 static void write_file(const char *dir, const char *name, const void *a, size_t alen,
@@ -277,7 +278,7 @@ static void load_linetables(const char *dir, int minor, struct linetable *out, i
 		if (f) {
 			len = fread(buf, 1, sizeof(buf), f);
 			fclose(f);
-			if (len > 13 + 8 && len < sizeof(buf) && 8 + buf[0] % 8 == minor) {
+			if (len > 13 + 8 && len < sizeof(buf) && FUZZ_MINOR_ANY(buf[0]) == minor) {
 				memcpy(&out[got].firstlineno, buf + 1, 4);
 				out[got].len = len - 13;
 				memcpy(out[got].tab, buf + 13, out[got].len);
@@ -447,7 +448,7 @@ static int cmd_mem(const char *out, const char *ltdir, int argc, char **argv)
 		fclose(f);
 		if (len < 1)
 			continue;
-		im.minor = 12 + raw[0] % 5;
+		im.minor = FUZZ_MINOR_DEBUG(raw[0]);
 		if (debug_offsets_decode(raw + 1, len - 1, im.minor, &im.o, &hex, &ft, err,
 					 sizeof(err)) != 0) {
 			fprintf(stderr, "seedgen: %s: %s\n", argv[i], err);

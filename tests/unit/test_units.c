@@ -11,6 +11,7 @@
 
 #include "unit_check.h"
 
+#include "cpython/asyncio_layout.h"
 #include "cpython/offsets_debug.h"
 #include "cpython/linetable.h"
 #include "cpython/code.h"
@@ -144,25 +145,48 @@ static void test_debug_offsets_complete(void)
 
 /* Every supported minor has its rules rows, and a version that publishes
  * _Py_DebugOffsets has a layout and the first pre-release it holds for. */
+/*
+ * The port checklist (offsets/README.md), walked for every supported minor:
+ * a rules row for the GIL build (and from 3.13 the free-threaded one), an
+ * object-rules row for each, offsets (the built-in table up to 3.12, a
+ * _Py_DebugOffsets layout of the right version from 3.13), and, from the
+ * first minor with asyncio support on, asyncio rules and a row of the
+ * generated asyncio table; nothing past the last.
+ */
 static void test_rules_cover_versions(void)
 {
+	bool asyncio_started = false;
+
 	for (int minor = PY_MINOR_FIRST_SUPPORTED; minor <= PY_MINOR_LAST_SUPPORTED; minor++) {
 		const struct py_rules *r = py_rules_for(minor, false);
+		struct py_async_layout al;
 		struct py_offsets o;
 
 		CHECK(r != NULL);
 		if (!r)
 			continue;
-		CHECK(r->minor == minor);
+		CHECK(r->minor == minor && !r->free_threaded);
+		CHECK(py_object_rules_for(minor, false) != NULL);
+		CHECK(r->has_debug_offsets == (minor >= 13));
 		if (r->has_debug_offsets) {
 			CHECK(debug_offsets_size(minor) > 0);
 			CHECK((r->debug_offsets_since >> 16) == (0x0300u | (unsigned)minor));
-			CHECK(minor < 13 || py_rules_for(minor, true) != NULL);
+			CHECK(py_rules_for(minor, true) != NULL);
+			CHECK(py_object_rules_for(minor, true) != NULL);
 		} else {
 			CHECK(py_offsets_builtin_table(minor, &o) == 0);
 		}
+		/* once asyncio is supported, every later minor is */
+		asyncio_started |= r->async.task_lists != PY_TASKS_UNSUPPORTED;
+		if (asyncio_started) {
+			CHECK(r->async.task_lists != PY_TASKS_UNSUPPORTED);
+			CHECK(py_async_layout_table(minor, &al) == 0);
+		}
 	}
+	CHECK(asyncio_started);
 	CHECK(py_rules_for(PY_MINOR_LAST_SUPPORTED + 1, false) == NULL);
+	CHECK(py_object_rules_for(PY_MINOR_LAST_SUPPORTED + 1, false) == NULL);
+	CHECK(debug_offsets_size(PY_MINOR_LAST_SUPPORTED + 1) == 0);
 }
 
 /* The one field list: required ranges, debug slots, disagreements. */
@@ -313,7 +337,7 @@ static void test_cpu_busy_time(void)
  * walker does not follow) with a reason that says so. */
 static void test_bpf_refusal(void)
 {
-	for (int minor = 8; minor <= 15; minor++) {
+	for (int minor = PY_MINOR_FIRST_SUPPORTED; minor <= PY_MINOR_LAST_SUPPORTED; minor++) {
 		const struct py_rules *gil = py_rules_for(minor, false);
 		const struct py_rules *ft = py_rules_for(minor, true);
 
