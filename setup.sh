@@ -2,10 +2,11 @@
 # setup.sh - one entry point to prepare a fresh Debian/Ubuntu machine for
 # pybpf-tools, build it, create the Python test chroots and run the tests.
 #
-#   ./setup.sh [deps|headers|tracefs|build|chroots|austin|demo|test|all] ...
+#   ./setup.sh [deps|headers|tracefs|build|chroots|austin|demo|quick|test|all] ...
 #
 # Subcommands run in the order given; no argument = "deps headers tracefs
 # build".  Every step is idempotent and cheap when there is nothing to do.
+# "quick" (the quick test tier) needs neither root, BPF, chroots nor libbcc.
 #
 # Environment:
 #   MESON_ARGS    extra arguments for "meson setup" (e.g. -Dwerror=true)
@@ -98,7 +99,7 @@ die()  { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }
 
 usage() {
     cat <<EOF
-usage: $0 [deps|headers|tracefs|build|chroots|austin|demo|test|all] ...
+usage: $0 [deps|headers|tracefs|build|chroots|austin|demo|quick|test|all] ...
   deps     install missing Debian packages (apt-get only if something is missing)
   headers  make kernel headers for $(uname -r) visible to libbcc
   tracefs  mount tracefs (and debugfs) if needed
@@ -106,7 +107,11 @@ usage: $0 [deps|headers|tracefs|build|chroots|austin|demo|test|all] ...
   chroots  create Python test chroots in $CHROOTS
   austin   unpack Debian's austin into the sid chroot (for bench/peer_austin.py)
   demo     run the demo workload and inspect it with build/tools/pydump
-  test     deps headers tracefs build chroots, then meson test + pytest
+  quick    the quick test tier, as any user, without BPF, chroots or libbcc
+           (a few minutes): build, unit tests (parsers, report writers, every
+           table row of every supported CPython), layer check, cppcheck, the
+           docs against the tools, fuzz replay of the committed inputs
+  test     deps headers tracefs build chroots, then every test (CI's; root)
   all      deps headers tracefs build chroots
 no argument = deps headers tracefs build
 EOF
@@ -512,18 +517,53 @@ do_test() {
     return $rc
 }
 
+# --------------------------------------------------------------- quick --
+# The quick tier: every check that needs no root, BPF, kernel headers,
+# chroots or libbcc, with one verdict. What it cannot run here (no cppcheck,
+# no clang for the fuzz targets) is named and counted as a failure, never
+# passed over in silence.
+do_quick() {
+    local rc=0 start=$SECONDS
+    [ -e "$BUILDDIR/meson-private/coredata.dat" ] || meson setup "$BUILDDIR" || return 1
+    say "quick: meson compile -C $BUILDDIR"
+    meson compile -C "$BUILDDIR" || return 1
+    say "quick: meson test -C $BUILDDIR (unit tests, report writers, layer check)"
+    meson test -C "$BUILDDIR" --print-errorlogs || rc=1
+    if command -v cppcheck >/dev/null; then
+        say "quick: cppcheck lib tools tests/unit"
+        cppcheck -q --enable=warning,performance,portability --error-exitcode=1 \
+            --inline-suppr -D__x86_64__ -I lib -I . -I tools -I "$BUILDDIR" lib tools tests/unit || rc=1
+    else
+        warn "quick: no cppcheck (apt-get install cppcheck): static check not run"; rc=1
+    fi
+    say "quick: tests/test_docs.py (man pages, examples, README, supported range)"
+    PYBPF_BUILD=$ROOT/$BUILDDIR "$HOST_PY" -m pytest -p no:cacheprovider -q tests/test_docs.py || rc=1
+    if command -v clang-14 >/dev/null || command -v clang >/dev/null; then
+        say "quick: fuzz targets, committed inputs replayed (tests/fuzz/run.sh --replay)"
+        "$ROOT/tests/fuzz/run.sh" --replay || rc=1
+    else
+        warn "quick: no clang (apt-get install clang-14 libclang-rt-14-dev): fuzz replay not run"; rc=1
+    fi
+    if [ $rc = 0 ]; then
+        say "quick: all passed in $((SECONDS - start)) s"
+    else
+        say "quick: FAILED (after $((SECONDS - start)) s)"
+    fi
+    return $rc
+}
+
 # ---------------------------------------------------------------- main --
 main() {
     local cmds=("$@") c
     [ ${#cmds[@]} -gt 0 ] || cmds=(deps headers tracefs build)
     for c in "${cmds[@]}"; do
         case $c in
-        deps|headers|tracefs|build|chroots|austin|demo|test|all) ;;
+        deps|headers|tracefs|build|chroots|austin|demo|quick|test|all) ;;
         -h|--help|help) usage; exit 0 ;;
         *) usage >&2; exit 2 ;;
         esac
     done
-    if [ "$(id -u)" != 0 ]; then
+    if [ "$(id -u)" != 0 ] && [ "${cmds[*]}" != quick ]; then
         echo "setup: must be run as root (try: sudo $0 ${cmds[*]})" >&2
         exit 1
     fi
@@ -537,6 +577,7 @@ main() {
         chroots) do_chroots ;;
         austin)  do_austin ;;
         demo)    run_demo ;;
+        quick)   do_quick ;;
         test)    do_test ;;
         all)     do_deps; do_headers; do_tracefs; do_build; do_chroots ;;
         esac

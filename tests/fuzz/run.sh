@@ -5,7 +5,7 @@
 # builds them with clang (-fsanitize=fuzzer,address,undefined) against the
 # lib/ sources and runs each target in turn.
 #
-#   tests/fuzz/run.sh [--explore SECONDS] [--grow-corpus] [TARGET...]
+#   tests/fuzz/run.sh [--replay | --explore SECONDS] [--grow-corpus] [TARGET...]
 #
 # Without options: the check that gates (setup.sh test runs it), the same
 # verdict on every machine with the same compiler (clang-14):
@@ -19,6 +19,8 @@
 # tests/fuzz/corpus/fuzz_TARGET/crash-SHA1, with the command that replays
 # it: fix the bug and commit the file; every later run replays it.
 #
+#   --replay           step 1 only: the committed inputs, no exploration
+#                      (the quick tier, ./setup.sh quick)
 #   --explore SECONDS  after the check, explore each target for SECONDS
 #                      more, with a random seed and also from seeds made of
 #                      this machine's data (its interpreters, their line
@@ -47,13 +49,14 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 B=${FUZZ_BUILD:-$ROOT/build-fuzz}
-EXPLORE=0 GROW=0
+EXPLORE=0 GROW=0 REPLAY_ONLY=0
 want=()
 while [ $# -gt 0 ]; do
     case $1 in
     --explore) [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "fuzz: --explore SECONDS" >&2; exit 2; }
                EXPLORE=$2; shift 2 ;;
     --grow-corpus) GROW=1; shift ;;
+    --replay) REPLAY_ONLY=1; shift ;;
     -h|--help) sed -n '3,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) if [[ $1 =~ ^[0-9]+$ ]]; then EXPLORE=$1; else want+=("$1"); fi; shift ;;
     esac
@@ -517,7 +520,7 @@ for t in "${want[@]}"; do
         continue
     fi
     if replay "$t"; then
-        explore_fixed "$t" || failed=$((failed + 1))
+        [ "$REPLAY_ONLY" = 1 ] || explore_fixed "$t" || failed=$((failed + 1))
     else
         failed=$((failed + 1))
     fi
@@ -533,4 +536,8 @@ if [ "$failed" != 0 ]; then
     say "$failed target(s) FAILED"
     exit 1
 fi
-say "all ${#want[@]} targets passed (committed inputs replayed, fixed exploration)"
+if [ "$REPLAY_ONLY" = 1 ]; then
+    say "all ${#want[@]} targets passed (committed inputs replayed)"
+else
+    say "all ${#want[@]} targets passed (committed inputs replayed, fixed exploration)"
+fi
