@@ -5,6 +5,13 @@ import threading
 import time
 
 
+def cpu_seconds(pid):
+    """CPU time (user and system) process PID has had so far, in seconds."""
+    with open("/proc/%d/stat" % pid) as fp:
+        f = fp.read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def start_tool(path, args, timeout=120, header_on="stdout"):
     """Starts a tool and waits for its header line ("Sampling..." or
     "Tracing...", printed once its probes are attached) on HEADER_ON

@@ -37,7 +37,7 @@ import pytest
 from conftest import tool_path
 import fake_dwarf
 import interpreters
-from profiling import start_tool, finish, parse_folded, frame_name
+from profiling import start_tool, finish, parse_folded, frame_name, cpu_seconds
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 START_TIMEOUT = 180   # compiling BPF on a busy machine
@@ -404,12 +404,6 @@ def test_processes_that_end_first(verbose, tmp_path):
 SAMPLE_RATE = "/proc/sys/kernel/perf_event_max_sample_rate"
 
 
-def _cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as fp:
-        f = fp.read().rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
-
-
 class Spinner:
     def __init__(self):
         code = "import time\nend=time.time()+120\nwhile time.time()<end: sum(range(1000))\n"
@@ -466,7 +460,7 @@ def test_sampling_rate_the_kernel_throttles(tmp_path):
         tool = start_tool(tool_path("pyprofile"),
                           ["-F", str(asked), "-o", out, "--format", "folded",
                            "-p", str(w.popen.pid), "4"], START_TIMEOUT)
-        cpu0 = _cpu_seconds(w.popen.pid)
+        cpu0 = cpu_seconds(w.popen.pid)
         try:
             with open(SAMPLE_RATE, "w") as fp:
                 fp.write("20000")
@@ -474,7 +468,7 @@ def test_sampling_rate_the_kernel_throttles(tmp_path):
         finally:
             with open(SAMPLE_RATE, "w") as fp:
                 fp.write(str(kernel_max))
-        cpu = _cpu_seconds(w.popen.pid) - cpu0
+        cpu = cpu_seconds(w.popen.pid) - cpu0
     finally:
         w.close()
     assert rc == 0, err
