@@ -238,6 +238,17 @@ int cli_prepare_targets(struct cli *c, struct tool_session *s)
 	return 0;
 }
 
+struct stack_filter cli_stack_filter(const struct cli *c, bool user_stacks, bool kernel_stacks,
+				     const struct async_tasks *tasks)
+{
+	return (struct stack_filter){ .user_stacks = user_stacks,
+				      .kernel_stacks = kernel_stacks,
+				      .startup_frames = c->startup_frames,
+				      .only_tid = c->tid,
+				      .only_kind = -1,
+				      .tasks = tasks };
+}
+
 int cli_exit_status(const struct cli *c, struct tool_session *s, int rc)
 {
 	int code = session_end_command(s);

@@ -19,6 +19,8 @@
 #include "report/formats.h"
 
 struct tool_session;
+struct async_tasks;
+struct stack_filter;
 
 /* A tool's own long-only options take values from CLI_OPT_OWN up. */
 #define CLI_OPT_OWN 256
@@ -89,6 +91,14 @@ void cli_print_target(FILE *f, const struct cli *c, const struct tool_session *s
  */
 void cli_print_header(FILE *f, const struct cli *c, const struct tool_session *s,
 		      const char *before, const char *after);
+
+/*
+ * The stack filter the shared options ask for: user and kernel stacks as
+ * the tool's -U/-K leave them, --startup-frames, -t, every kind of count,
+ * and the asyncio tasks (NULL: stacks as recorded). The tool adds its own.
+ */
+struct stack_filter cli_stack_filter(const struct cli *c, bool user_stacks, bool kernel_stacks,
+				     const struct async_tasks *tasks);
 
 /* c->out = the -o file (or stdout). Returns 0, or -1 after printing why. */
 int cli_open_output(struct cli *c);

@@ -330,16 +330,12 @@ static int start(const struct options *o, struct tool_session *s, struct wait_re
 static void set_filter(const struct options *o, struct tool_session *s,
 		       struct async_tasks *tasks, struct wait_reasons *why)
 {
-	struct stack_filter f = { .user_stacks = !o->kernel_only,
-				  .kernel_stacks = !o->user_only,
-				  .startup_frames = o->cli.startup_frames,
-				  .only_tid = o->cli.tid,
-				  .include_runnable = o->runnable,
-				  .only_kind = -1,
-				  .tasks = o->tasks ? tasks : NULL,
-				  .leaf = o->no_reasons ? NULL : wait_reasons_leaf,
-				  .leaf_ctx = why };
+	struct stack_filter f = cli_stack_filter(&o->cli, !o->kernel_only, !o->user_only,
+						 o->tasks ? tasks : NULL);
 
+	f.include_runnable = o->runnable;
+	f.leaf = o->no_reasons ? NULL : wait_reasons_leaf;
+	f.leaf_ctx = why;
 	tool_set_filter(s, &f);
 }
 

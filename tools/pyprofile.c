@@ -293,12 +293,8 @@ static int start(struct options *o, struct tool_session *s, struct wait_reasons 
 static void set_filter(const struct options *o, struct tool_session *s,
 		       struct async_tasks *tasks, struct wait_reasons *why)
 {
-	struct stack_filter f = { .user_stacks = !o->kernel_only,
-				  .kernel_stacks = !o->user_only,
-				  .startup_frames = o->cli.startup_frames,
-				  .only_tid = o->cli.tid,
-				  .only_kind = -1,
-				  .tasks = o->tasks ? tasks : NULL };
+	struct stack_filter f = cli_stack_filter(&o->cli, !o->kernel_only, !o->user_only,
+						 o->tasks ? tasks : NULL);
 
 	if (o->wall) {
 		f.include_runnable = true;
