@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Native user stacks unwound in BPF, with or without frame pointers
- * (abi/native_abi.h): for each frame, the trie of the process's mapped
+ * (lib/abi/native_abi.h): for each frame, the trie of the process's mapped
  * files gives the file of its address; a file that keeps frame pointers is
  * walked by its rbp chain, any other by its unwind table (rows user space
  * built from .eh_frame), binary-searched for the row of the address. The
@@ -16,7 +16,7 @@
 #ifndef PYBPF_NATIVE_UNWIND_BPF_H
 #define PYBPF_NATIVE_UNWIND_BPF_H
 
-#include "../abi/native_abi.h"
+#include "../lib/abi/native_abi.h"
 
 #ifndef USER_STACKS
 #define USER_STACKS 1

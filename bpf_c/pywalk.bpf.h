@@ -13,7 +13,7 @@
  * identity).
  */
 
-#include "../abi/py_abi.h"
+#include "../lib/abi/py_abi.h"
 #include "asyncio_walk.bpf.h"
 
 BPF_HASH(procs, u32, struct pyb_proc, 4096);

@@ -25,7 +25,7 @@
  * THREAD_FILTER (0 or a host tid).
  */
 #include "pywalk.bpf.h"
-#include "../abi/wait_abi.h"
+#include "../lib/abi/wait_abi.h"
 
 /* prev_state bits of sched_switch (the task state as /proc reports it) */
 #define PYB_STATE_UNINTERRUPTIBLE 0x2

@@ -21,7 +21,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIELDS_H = os.path.join(os.path.dirname(HERE), "abi", "py_offset_fields.h")
+FIELDS_H = os.path.join(os.path.dirname(HERE), "lib", "abi", "py_offset_fields.h")
 SPEC_RE = re.compile(
     r"^PY_(FIELD|SIZE)\((\w+),\s*(\d+),\s*(\d+),\s*([^,]+?)(?:,\s*([\w.]+))?\)\s*$")
 # X(name, first_minor, last_minor, debug_slot) in PY_OFFSET_FIELDS

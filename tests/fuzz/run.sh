@@ -101,7 +101,7 @@ stale() {
     local out=$1; shift
     [ -e "$out" ] || return 0
     local f
-    for f in "$@" "$ROOT"/lib/*/*.h "$ROOT"/tools/*.h "$ROOT"/abi/*.h "$ROOT"/bpf_c/*.h "$HERE"/*.h "$ROOT"/offsets/field_specs.def; do
+    for f in "$@" "$ROOT"/lib/*/*.h "$ROOT"/tools/*.h "$ROOT"/bpf_c/*.h "$HERE"/*.h "$ROOT"/offsets/field_specs.def; do
         [ "$f" -nt "$out" ] && return 0
     done
     return 1
