@@ -47,6 +47,12 @@ struct remote_image {
 	int (*regs)(void *ctx, pid_t tid, struct proc_regs *out);
 	/* CPU time of a thread in user and kernel mode, in ns */
 	int (*times)(void *ctx, pid_t tid, int64_t *user_ns, int64_t *system_ns);
+	/* a new descriptor of the file mapped at start, of the executable
+	 * (sys/target_file.h checks them), or a negative errno */
+	int (*open_mapped)(void *ctx, uint64_t start);
+	int (*open_exe)(void *ctx);
+	/* the directory the process's paths resolve in (O_PATH), or -1 */
+	int root_fd;
 };
 
 /* First pid given to images: above PID_MAX_LIMIT (4194304). */

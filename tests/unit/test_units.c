@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Unit tests of the pure parsers in lib/: version strings, offset tables,
- * _Py_DebugOffsets decoding, line tables and UTF-8. Tests against live
+ * _Py_DebugOffsets decoding, line tables and UTF-8, and the opener of a
+ * target's files against what a hostile root holds. Tests against live
  * interpreters are the pytest files in tests/.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "unit_check.h"
 
@@ -20,6 +26,7 @@
 #include "cpython/version.h"
 #include "sys/cpu_list.h"
 #include "sys/cpu_time.h"
+#include "sys/target_file.h"
 
 static void test_versions(void)
 {
@@ -352,6 +359,129 @@ static void test_bpf_refusal(void)
 	}
 }
 
+/* Writes len bytes of 'x' to path. */
+static void put_file(const char *path, size_t len)
+{
+	FILE *f = fopen(path, "we");
+
+	for (size_t i = 0; f && i < len; i++)
+		fputc('x', f);
+	if (f)
+		fclose(f);
+}
+
+static int open_in(int root, const char *path, const struct target_file_want *want)
+{
+	int fd = target_file_openat(root, path, want);
+
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 ? 0 : fd;
+}
+
+/*
+ * The opener of a target's files, in a root made as a hostile container
+ * would: symlinks (absolute, relative, through "..") out to a host file,
+ * a FIFO (opening it must not block), a device, a directory, a file too
+ * big, another file than the one expected. Only regular files inside the
+ * root, the ones wanted, come back.
+ */
+static void test_target_file(void)
+{
+	char top[] = "/tmp/pybpf-target-file-XXXXXX", root[128], host[160], p[256];
+	struct target_file_want want = { 0 };
+	struct stat st;
+	int rootfd, slash;
+
+	if (!mkdtemp(top)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	snprintf(root, sizeof(root), "%s/root", top);
+	snprintf(host, sizeof(host), "%s/host-secret", top);
+	put_file(host, 10);
+	CHECK(mkdir(root, 0755) == 0);
+	snprintf(p, sizeof(p), "%s/lib", root);
+	CHECK(mkdir(p, 0755) == 0);
+	snprintf(p, sizeof(p), "%s/lib/good.so", root);
+	put_file(p, 100);
+	CHECK(stat(p, &st) == 0);
+	snprintf(p, sizeof(p), "%s/abs", root); /* the host's path, absolute */
+	CHECK(symlink(host, p) == 0);
+	snprintf(p, sizeof(p), "%s/lib/up", root);
+	CHECK(symlink("../../host-secret", p) == 0);
+	snprintf(p, sizeof(p), "%s/inner", root); /* absolute, inside the root */
+	CHECK(symlink("/lib/good.so", p) == 0);
+	snprintf(p, sizeof(p), "%s/fifo", root);
+	CHECK(mkfifo(p, 0600) == 0);
+	snprintf(p, sizeof(p), "%s/sparse", root);
+	put_file(p, 0);
+	CHECK(truncate(p, (off_t)TARGET_FILE_MAX_SIZE + 1) == 0);
+	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK(rootfd >= 0);
+
+	CHECK(open_in(rootfd, "/lib/good.so", NULL) == 0);
+	CHECK(open_in(rootfd, "lib/good.so", NULL) == 0);
+	CHECK(open_in(rootfd, "/inner", NULL) == 0);
+	/* out of the root: the same name inside it, which does not exist */
+	CHECK(open_in(rootfd, "/abs", NULL) == -ENOENT);
+	CHECK(open_in(rootfd, "/lib/up", NULL) == -ENOENT);
+	CHECK(open_in(rootfd, "/../host-secret", NULL) == -ENOENT);
+	CHECK(open_in(rootfd, "../../../host-secret", NULL) == -ENOENT);
+	CHECK(open_in(rootfd, host, NULL) == -ENOENT);
+	/* not regular files; the FIFO has no writer and must not block */
+	CHECK(open_in(rootfd, "/fifo", NULL) == -EINVAL);
+	CHECK(open_in(rootfd, "/lib", NULL) == -EINVAL);
+	CHECK(open_in(rootfd, "/", NULL) == -EINVAL);
+	snprintf(p, sizeof(p), "%s/null", root);
+	if (mknod(p, S_IFCHR | 0600, makedev(1, 3)) == 0) /* as root */
+		CHECK(open_in(rootfd, "/null", NULL) == -EINVAL);
+	/* sizes */
+	CHECK(open_in(rootfd, "/sparse", NULL) == -EFBIG);
+	want.max_size = 99;
+	CHECK(open_in(rootfd, "/lib/good.so", &want) == -EFBIG);
+	want.max_size = 100;
+	CHECK(open_in(rootfd, "/lib/good.so", &want) == 0);
+	/* identity: device and inode, both */
+	want.ino = (uint64_t)st.st_ino;
+	want.dev_major = major(st.st_dev);
+	want.dev_minor = minor(st.st_dev);
+	CHECK(open_in(rootfd, "/inner", &want) == 0);
+	want.ino++;
+	CHECK(open_in(rootfd, "/lib/good.so", &want) == -ESTALE);
+	want.ino--;
+	want.dev_minor++;
+	CHECK(open_in(rootfd, "/lib/good.so", &want) == -ESTALE);
+	/* magic links (/proc/self/...) are refused even in our own root */
+	slash = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK(open_in(slash, "/proc/self/exe", NULL) == -ELOOP);
+	CHECK(open_in(slash, "/proc/self/root/etc/hostname", NULL) == -ELOOP);
+	close(slash);
+	CHECK(open_in(-1, "/lib/good.so", NULL) == -EINVAL);
+	CHECK(open_in(rootfd, "", NULL) == -EINVAL);
+	close(rootfd);
+
+	/* through our own root: /proc/PID/root is "/", paths stay as they are */
+	CHECK(target_file_open(getpid(), "/proc/self/exe", NULL) == -ELOOP);
+	snprintf(p, sizeof(p), "%s/lib/good.so", root);
+	target_file_path_in_root(getpid(), p, p, sizeof(p));
+	CHECK(strstr(p, "/root/lib/good.so") != NULL);
+	{
+		int fd = target_file_open(getpid(), p, NULL);
+
+		CHECK(fd >= 0 && target_file_check(fd, NULL) == 0);
+		if (fd >= 0)
+			close(fd);
+		fd = target_file_open_exe(getpid());
+		CHECK(fd >= 0);
+		if (fd >= 0)
+			close(fd);
+	}
+
+	snprintf(p, sizeof(p), "rm -rf '%s'", top);
+	CHECK(system(p) == 0);
+}
+
 int main(void)
 {
 	test_versions();
@@ -366,6 +496,7 @@ int main(void)
 	test_cpu_lists();
 	test_cpu_busy_time();
 	test_bpf_refusal();
+	test_target_file();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
