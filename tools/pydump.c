@@ -21,6 +21,7 @@
 #include "pydump_dump.h"
 #include "sys/core_file.h"
 #include "sys/remote_mem.h"
+#include "sys/target_file.h"
 
 #define MAX_PIDS 256
 
@@ -234,6 +235,8 @@ int main(int argc, char **argv)
 		dump_free(r.dumps[i]);
 		free(r.dumps[i]);
 	}
+	if (r.opts.verbose && target_file_no_openat2())
+		fprintf(stderr, "pydump: %s\n", TARGET_FILE_NO_OPENAT2);
 	if (r.core && core.data)
 		core_file_close(&core);
 	return r.nerrors ? 1 : 0;

@@ -19,6 +19,7 @@
 #include "sys/proc_tree.h"
 #include "sys/clock.h"
 #include "abi/py_abi.h"
+#include "sys/target_file.h"
 #include "report/views.h"
 
 /*
@@ -811,6 +812,8 @@ static void print_native_ends(struct tool_session *s)
 			native_maps_table_bytes(&s->native) / 1024, s->native.nfiles,
 			(double)s->native.build_ns / 1e6, (double)s->native.load_ns / 1e6,
 			s->native.files_failed);
+	if (s->verbose && target_file_no_openat2())
+		fprintf(stderr, "%s: %s\n", s->tool, TARGET_FILE_NO_OPENAT2);
 	free(v);
 }
 

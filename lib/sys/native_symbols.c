@@ -6,19 +6,18 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sys/eh_frame.h"
 #include "sys/elf_image.h"
 #include "sys/elf_symbols.h"
 #include "sys/proc_maps.h"
+#include "sys/target_file.h"
 
 #define FILE_BUCKETS 256
 #define EH_FRAME_MAX (64u << 20)
@@ -58,6 +57,7 @@ struct ns_file {
 
 struct ns_map {
 	uint64_t start, end, offset, inode, bias;
+	unsigned int dev_major, dev_minor;
 	char *path; /* as the process names it */
 	struct ns_file *file; /* NULL before resolved, or when unreadable */
 	bool resolved;
@@ -156,69 +156,17 @@ void native_symbols_stats(const struct native_symbols *ns, struct native_symbols
 
 /* ------------------------------------------------------------ opening -- */
 
-/*
- * Opens path as process pid sees it (pid 0: as we do). RESOLVE_IN_ROOT
- * keeps symlinks inside the process's root too: an absolute link in a
- * container names the container's file, where /proc/PID/root/link would
- * follow it out to the host's.
- */
-static int open_as(pid_t pid, const char *path)
-{
-	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC,
-				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
-	char root[64];
-	int dir, fd;
-
-	if (!pid)
-		return open(path, O_RDONLY | O_CLOEXEC);
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-	dir = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0)
-		return -1;
-	/* EAGAIN: a rename raced the walk; the kernel asks for a retry */
-	for (int tries = 0; tries < 3; tries++) {
-		fd = (int)syscall(SYS_openat2, dir, path, &how, sizeof(how));
-		if (fd >= 0 || errno != EAGAIN)
-			break;
-	}
-	if (fd < 0 && errno == ENOSYS) /* Linux before 5.6 */
-		fd = openat(dir, path[0] == '/' ? path + 1 : path, O_RDONLY | O_CLOEXEC);
-	close(dir);
-	return fd;
-}
-
-static bool ends_with(const char *s, const char *tail)
-{
-	size_t n = strlen(s), t = strlen(tail);
-
-	return n >= t && strcmp(s + n - t, tail) == 0;
-}
-
-/* The file behind a mapping, as mapped: map_files is the mapped file itself
- * (even deleted or replaced since); it needs CAP_SYS_ADMIN or
- * CAP_CHECKPOINT_RESTORE, else the path, in the process's root, if it
- * still names the inode that was mapped (on overlayfs with xino inode
- * numbers differ: no name then, rather than a wrong one). */
+/* The file behind a mapping, as mapped (sys/target_file.h): map_files,
+ * else the path in the process's root if it still names the device and
+ * inode that were mapped (on overlayfs with xino inode numbers differ: no
+ * name then, rather than a wrong one). */
 static int open_mapping(pid_t pid, const struct ns_map *m)
 {
-	char path[96];
-	struct stat st;
-	int fd;
+	struct proc_map pm = { .start = m->start, .end = m->end, .inode = m->inode,
+			       .dev_major = m->dev_major, .dev_minor = m->dev_minor,
+			       .path = m->path };
 
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	/* a deleted file's path names another file or none */
-	if (ends_with(m->path, " (deleted)"))
-		return -1;
-	fd = open_as(pid, m->path);
-	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_ino != m->inode)) {
-		close(fd); /* replaced since it was mapped */
-		return -1;
-	}
-	return fd;
+	return target_file_open_mapping(pid, &pm);
 }
 
 static bool has_symtab(struct elf_image *img)
@@ -232,37 +180,44 @@ static bool has_symtab(struct elf_image *img)
 	return false;
 }
 
-/* A debug file fits: it has a .symtab, and the build-id wanted if both
- * have one. */
-static bool debug_fits(struct elf_image *dbg, const char *want_id)
+/* A debug file fits the binary img: it has a .symtab and the binary's
+ * build-id; a binary without one only a debug file without one whose
+ * .text lies where the binary's does, with its size (what is left to
+ * check: a .symtab of another file would name every frame wrong). */
+static bool debug_fits(struct elf_image *dbg, struct elf_image *img, const char *want_id)
 {
+	uint64_t a1, s1, a2, s2;
 	char id[BUILD_ID_HEX];
+	bool has_id;
 
 	if (!has_symtab(dbg))
 		return false;
-	return !want_id || elf_image_build_id(dbg, id, sizeof(id)) < 0 || strcmp(id, want_id) == 0;
+	has_id = elf_image_build_id(dbg, id, sizeof(id)) == 0;
+	if (want_id)
+		return has_id && strcmp(id, want_id) == 0;
+	return !has_id && img && elf_image_section(img, ".text", &a1, &s1) == 0 &&
+	       elf_image_section(dbg, ".text", &a2, &s2) == 0 && a1 == a2 && s1 == s2;
 }
 
-/* Opens a debug file at path: in the process's root, then in ours. */
-static int open_debug(pid_t pid, const char *path, const char *want_id, const struct stat *main_st,
-		      struct elf_image *out)
+/* Opens a debug file at path in the process's root, never in ours on its
+ * behalf (a process in our root finds ours there). */
+static int open_debug(pid_t pid, const char *path, struct elf_image *img, const char *want_id,
+		      const struct stat *main_st, struct elf_image *out)
 {
-	for (int r = 0; r < 2; r++) {
-		struct stat st;
-		int fd = open_as(r == 0 ? pid : 0, path);
+	struct stat st;
+	int fd = target_file_open(pid, path, NULL);
 
-		if (fd < 0)
-			continue;
-		if (fstat(fd, &st) < 0 || (st.st_dev == main_st->st_dev && st.st_ino == main_st->st_ino)) {
-			close(fd);
-			continue;
-		}
-		if (elf_image_open_fd(out, fd) < 0)
-			continue;
-		if (debug_fits(out, want_id))
-			return 0;
-		elf_image_close(out);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || (st.st_dev == main_st->st_dev && st.st_ino == main_st->st_ino)) {
+		close(fd);
+		return -1;
 	}
+	if (elf_image_open_fd(out, fd) < 0)
+		return -1;
+	if (debug_fits(out, img, want_id))
+		return 0;
+	elf_image_close(out);
 	return -1;
 }
 
@@ -335,13 +290,18 @@ static int debuginfod_open(struct native_symbols *ns, const char *id, struct elf
 	} else {
 		if (!a->path)
 			return -1;
-		fd = open(a->path, O_RDONLY | O_CLOEXEC);
+		/* debuginfod's cache, on the host: trusted, still checked */
+		fd = open(a->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 		if (fd < 0)
 			return -1;
 	}
+	if (target_file_check(fd, NULL) < 0) {
+		close(fd);
+		return -1;
+	}
 	if (elf_image_open_fd(out, fd) < 0)
 		return -1;
-	if (debug_fits(out, id))
+	if (debug_fits(out, NULL, id))
 		return 0;
 	elf_image_close(out);
 	return -1;
@@ -493,7 +453,7 @@ static void load_debug(struct native_symbols *ns, pid_t pid, const char *path, s
 
 	if (has_id) {
 		snprintf(cand, sizeof(cand), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
-		if (open_debug(pid, cand, id, st, &dbg) == 0)
+		if (open_debug(pid, cand, img, id, st, &dbg) == 0)
 			goto found;
 	}
 	if (elf_image_debuglink(img, link, sizeof(link)) == 0 && strlen(path) < sizeof(dir)) {
@@ -506,7 +466,7 @@ static void load_debug(struct native_symbols *ns, pid_t pid, const char *path, s
 			*slash = '\0';
 		for (size_t i = 0; i < sizeof(link_at) / sizeof(link_at[0]); i++) {
 			snprintf(cand, sizeof(cand), link_at[i], dir, link);
-			if (open_debug(pid, cand, has_id ? id : NULL, st, &dbg) == 0)
+			if (open_debug(pid, cand, img, has_id ? id : NULL, st, &dbg) == 0)
 				goto found;
 		}
 	}
@@ -643,6 +603,8 @@ static struct ns_proc *proc_read(pid_t pid)
 		m->end = pm->end;
 		m->offset = pm->offset;
 		m->inode = pm->inode;
+		m->dev_major = pm->dev_major;
+		m->dev_minor = pm->dev_minor;
 		p->n++;
 	}
 	proc_maps_free(&maps);
