@@ -25,6 +25,7 @@
 #include "sys/elf_image.h"
 #include "sys/proc_maps.h"
 #include "sys/remote_mem.h"
+#include "sys/target_file.h"
 
 #ifndef NT_FILE
 #define NT_FILE 0x46494c45
@@ -248,6 +249,7 @@ int core_file_parse(struct core_file *c, const uint8_t *data, size_t size, char 
 	Elf64_Ehdr eh;
 
 	memset(c, 0, sizeof(*c));
+	c->root_fd = c->exe_fd = -1;
 	c->data = data;
 	c->size = size;
 	if (size < sizeof(eh) || memcmp(data, ELFMAG, SELFMAG) != 0)
@@ -304,15 +306,50 @@ const struct core_mapping *core_file_mapping_at(const struct core_file *c, uint6
 	return NULL;
 }
 
+/* The recorded name of the executable: the file mapped where AT_ENTRY is. */
+static const struct core_mapping *exe_mapping(const struct core_file *c)
+{
+	return c->entry ? core_file_mapping_at(c, c->entry) : NULL;
+}
+
+/* A recorded path as it is inside the root: gcore of a process in a
+ * chroot records the paths the host sees, with the root in front. */
+static const char *in_root(const struct core_file *c, const char *path)
+{
+	size_t rl = strlen(c->root);
+
+	if (rl && strncmp(path, c->root, rl) == 0 && path[rl] == '/')
+		return path + rl;
+	return path;
+}
+
+/* Opens a mapping's file: --exe for the executable (the user's own
+ * file), else the recorded path inside the root, never following a
+ * symlink out of it; once found, it must stay the file it was. */
+static int open_mapped_file(const struct core_file *c, const struct core_mapping *m)
+{
+	const struct core_mapping *em = exe_mapping(c);
+	struct target_file_want want = { .ino = m->inode, .dev_major = m->dev_major,
+					 .dev_minor = m->dev_minor };
+	int fd;
+
+	if (c->exe_fd >= 0 && em && strcmp(m->path, em->path) == 0) {
+		fd = fcntl(c->exe_fd, F_DUPFD_CLOEXEC, 0);
+		return fd < 0 ? -errno : fd;
+	}
+	return target_file_openat(c->root_fd, in_root(c, m->path), m->inode ? &want : NULL);
+}
+
 /* Reads [addr, addr+len) of one mapped file, as the process saw it. */
-static int read_mapped_file(struct core_mapping *m, uint64_t addr, void *buf, size_t len)
+static int read_mapped_file(const struct core_file *c, struct core_mapping *m, uint64_t addr,
+			    void *buf, size_t len)
 {
 	ssize_t n;
 
 	if (!m->host_path)
 		return -EFAULT;
 	if (m->fd < 0)
-		m->fd = open(m->host_path, O_RDONLY | O_CLOEXEC);
+		m->fd = open_mapped_file(c, m);
 	if (m->fd < 0)
 		return -EFAULT;
 	n = pread(m->fd, buf, len, (off_t)(m->offset + (addr - m->start)));
@@ -350,7 +387,7 @@ int core_file_read(struct core_file *c, uint64_t addr, void *buf, size_t len)
 				if (s->filesz && s->vaddr > addr && s->vaddr - addr < chunk)
 					chunk = (size_t)(s->vaddr - addr);
 			}
-			if (read_mapped_file(m, addr, out, chunk) < 0)
+			if (read_mapped_file(c, m, addr, out, chunk) < 0)
 				return -EFAULT;
 			found = true;
 		}
@@ -363,45 +400,32 @@ int core_file_read(struct core_file *c, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
-/* The recorded name of the executable: the file mapped where AT_ENTRY is. */
-static const struct core_mapping *exe_mapping(const struct core_file *c)
-{
-	return c->entry ? core_file_mapping_at(c, c->entry) : NULL;
-}
-
-/* ROOT + PATH when it exists, else NULL. A path already under ROOT (gcore
- * of a process in a chroot records the paths the host sees) stays. */
-static char *resolve(const char *root, const char *path)
-{
-	char buf[PATH_MAX * 2];
-	size_t rl = strlen(root);
-	struct stat st;
-
-	if (rl && strncmp(path, root, rl) == 0 && path[rl] == '/')
-		root = "";
-	snprintf(buf, sizeof(buf), "%s%s", root, path);
-	if (stat(buf, &st) != 0 || !S_ISREG(st.st_mode))
-		return NULL;
-	return strdup(buf);
-}
-
+/* Which recorded files this machine has, and what they are (device and
+ * inode: a later open must find the same file). host_path names them for
+ * people; they are opened only through open_mapped_file. */
 static void find_files(struct core_file *c, const char *exe)
 {
 	const struct core_mapping *em = exe_mapping(c);
 
 	for (size_t i = 0; i < c->nfiles; i++) {
 		struct core_mapping *m = &c->files[i];
+		char buf[PATH_MAX * 2];
 		struct stat st;
+		int fd = open_mapped_file(c, m);
 
-		if (exe && em && strcmp(m->path, em->path) == 0)
-			m->host_path = strdup(exe);
-		else
-			m->host_path = resolve(c->root, m->path);
-		if (m->host_path && stat(m->host_path, &st) == 0) {
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0) {
 			m->inode = (uint64_t)st.st_ino;
 			m->dev_major = major(st.st_dev);
 			m->dev_minor = minor(st.st_dev);
+			if (c->exe_fd >= 0 && em && strcmp(m->path, em->path) == 0)
+				snprintf(buf, sizeof(buf), "%s", exe);
+			else
+				snprintf(buf, sizeof(buf), "%s%s", c->root, in_root(c, m->path));
+			m->host_path = strdup(buf);
 		}
+		close(fd);
 	}
 	if (em) {
 		for (size_t i = 0; i < c->nfiles; i++)
@@ -429,10 +453,14 @@ static void find_ns_tids(struct core_file *c)
 		struct elf_image libc;
 		uint64_t sym, size;
 		uint32_t desc[3];
+		int fd;
 
 		base = base ? base + 1 : c->files[i].path;
 		if ((strncmp(base, "libc.so", 7) != 0 && strncmp(base, "libc-2.", 7) != 0) ||
-		    !c->files[i].host_path || elf_image_open(&libc, c->files[i].host_path) < 0)
+		    !c->files[i].host_path)
+			continue;
+		fd = open_mapped_file(c, &c->files[i]);
+		if (fd < 0 || elf_image_open_fd(&libc, fd) < 0)
 			continue;
 		if (elf_image_symbol(&libc, "_thread_db_pthread_tid", &sym, &size) == 0 &&
 		    elf_image_read_vaddr(&libc, sym, desc, sizeof(desc)) == 0 && desc[0] == 32 &&
@@ -474,6 +502,7 @@ int core_file_open(struct core_file *c, const char *path, const char *root, cons
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	memset(c, 0, sizeof(*c));
+	c->root_fd = c->exe_fd = -1;
 	if (fd < 0)
 		return fail(err, errlen, "%s: %s", path, strerror(errno));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
@@ -497,6 +526,21 @@ int core_file_open(struct core_file *c, const char *path, const char *root, cons
 	/* "/" as a root is no root: paths are joined by concatenation */
 	if (strcmp(c->root, "/") == 0)
 		c->root[0] = '\0';
+	/* the root and --exe are the user's: opened as named */
+	c->root_fd = open(c->root[0] ? c->root : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (c->root_fd < 0) {
+		fail(err, errlen, "%s: %s", c->root, strerror(errno));
+		core_file_close(c);
+		return -1;
+	}
+	if (exe) {
+		c->exe_fd = open(exe, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (c->exe_fd < 0 || target_file_check(c->exe_fd, NULL) < 0) {
+			fail(err, errlen, "%s: not a readable regular file", exe);
+			core_file_close(c);
+			return -1;
+		}
+	}
 	find_files(c, exe);
 	find_ns_tids(c);
 	return 0;
@@ -512,6 +556,10 @@ void core_file_close(struct core_file *c)
 	}
 	free(c->files);
 	free(c->segs);
+	if (c->root_fd >= 0)
+		close(c->root_fd);
+	if (c->exe_fd >= 0)
+		close(c->exe_fd);
 	free(c->threads);
 	if (c->mapped)
 		munmap((void *)c->data, c->size);
@@ -616,6 +664,23 @@ static int image_exe(void *ctx, char *path, size_t len)
 	return 0;
 }
 
+static int image_open_mapped(void *ctx, uint64_t start)
+{
+	struct core_file *c = ctx;
+
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (c->files[i].start == start)
+			return c->files[i].host_path ? open_mapped_file(c, &c->files[i]) : -ENOENT;
+	return -ENOENT;
+}
+
+static int image_open_exe(void *ctx)
+{
+	const struct core_mapping *em = exe_mapping(ctx);
+
+	return em ? image_open_mapped(ctx, em->start) : -ENOENT;
+}
+
 static int image_regs(void *ctx, pid_t tid, struct proc_regs *out)
 {
 	struct core_file *c = ctx;
@@ -646,7 +711,8 @@ pid_t core_file_attach(struct core_file *c)
 	struct remote_image img = {
 		.ctx = c, .pid = c->pid, .read = image_read, .maps = image_maps,
 		.threads = image_threads, .comm = image_comm, .exe = image_exe,
-		.regs = image_regs, .times = image_times,
+		.regs = image_regs, .times = image_times, .open_mapped = image_open_mapped,
+		.open_exe = image_open_exe, .root_fd = c->root_fd,
 	};
 
 	return remote_image_attach(&img);

@@ -36,7 +36,8 @@ struct core_segment {
 struct core_mapping {
 	uint64_t start, end, offset; /* offset into the file, in bytes */
 	char *path;                  /* as the core records it */
-	char *host_path;             /* where this machine has it; NULL if nowhere */
+	char *host_path;             /* where this machine has it, for people (opened
+					only inside the root); NULL if nowhere */
 	int fd;                      /* opened on first use; -1 */
 	uint64_t inode;
 	unsigned int dev_major, dev_minor;
@@ -62,6 +63,8 @@ struct core_file {
 	size_t nthreads;
 	char root[PATH_MAX]; /* prefix for the recorded file names; "" */
 	char exe[PATH_MAX];  /* the executable, as this machine has it; "" if unknown */
+	int root_fd;         /* the root (O_PATH): recorded paths resolve inside it */
+	int exe_fd;          /* --exe, or -1 */
 };
 
 /*
