@@ -12,6 +12,7 @@
 #include "sys/elf_image.h"
 #include "sys/proc_maps.h"
 #include "sys/remote_mem.h"
+#include "sys/target_file.h"
 
 #define EH_FRAME_MAX (64u << 20)
 
@@ -39,6 +40,9 @@ int native_proc_open(struct native_proc *np, pid_t pid)
 		mod->start = m->start;
 		mod->end = m->end;
 		mod->offset = m->offset; /* the load bias follows from it, on first use */
+		mod->inode = m->inode;
+		mod->dev_major = m->dev_major;
+		mod->dev_minor = m->dev_minor;
 		mod->path = strdup(m->path);
 		if (!mod->path)
 			break;
@@ -60,48 +64,43 @@ void native_proc_close(struct native_proc *np)
 	memset(np, 0, sizeof(*np));
 }
 
-/* Opens the file behind a mapping as the process sees it. */
+/* Opens the file behind a mapping as the process mapped it
+ * (sys/target_file.h: never a path followed out of its root). */
 static int open_module(pid_t pid, const struct native_module *m, struct elf_image *img)
 {
-	char path[PATH_MAX + 64];
+	struct proc_map pm = { .start = m->start, .end = m->end, .inode = m->inode,
+			       .dev_major = m->dev_major, .dev_minor = m->dev_minor,
+			       .path = m->path };
+	int fd = target_file_open_mapping(pid, &pm);
 
-	if (!remote_image_of(pid)) {
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
-			 (unsigned long long)m->start, (unsigned long long)m->end);
-		if (elf_image_open(img, path) == 0)
-			return 0;
-		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
-		if (elf_image_open(img, path) == 0)
-			return 0;
+	if (fd < 0) {
+		memset(img, 0, sizeof(*img));
+		img->fd = -1;
+		return -1;
 	}
-	return elf_image_open(img, m->path);
+	return elf_image_open_fd(img, fd);
 }
 
-/* Symbols from the file's separate debug file (by build id, inside the
- * process's root first), for files stripped of .symtab. */
+/* Symbols from the file's separate debug file, by build id, inside the
+ * process's root (a core's: its --root) only, and only one that carries
+ * the same build id: for files stripped of .symtab. */
 static void load_debug_symbols(pid_t pid, struct native_module *m, struct elf_image *img)
 {
-	char id[128], path[PATH_MAX + 64];
-	const char *roots[2] = { "", "" };
-	char root[64];
+	char id[128], dbg_id[128], path[PATH_MAX];
 	struct elf_image dbg;
+	int fd;
 
 	if (elf_image_build_id(img, id, sizeof(id)) < 0 || strlen(id) < 3)
 		return;
-	if (!remote_image_of(pid)) {
-		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-		roots[0] = root;
-	}
-	for (int r = 0; r < 2; r++) {
-		snprintf(path, sizeof(path), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", roots[r], id,
-			 id + 2);
-		if (elf_image_open(&dbg, path) < 0)
-			continue;
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+	fd = target_file_open(pid, path, NULL);
+	if (fd < 0 || elf_image_open_fd(&dbg, fd) < 0)
+		return;
+	if (elf_image_build_id(&dbg, dbg_id, sizeof(dbg_id)) == 0 && strcmp(dbg_id, id) == 0) {
 		elf_symtab_free(&m->syms);
 		elf_symtab_load(&m->syms, &dbg);
-		elf_image_close(&dbg);
-		return;
 	}
+	elf_image_close(&dbg);
 }
 
 static bool has_symtab(struct elf_image *img)

@@ -23,7 +23,9 @@ struct native_module {
 	uint64_t start, end;     /* the executable mapping */
 	uint64_t offset;         /* its offset in the file */
 	uint64_t bias;           /* runtime address - linked address */
-	char *path;              /* as the process names the file */
+	uint64_t inode;          /* the mapped file's, as /proc/PID/maps has them */
+	unsigned int dev_major, dev_minor;
+	char *path;              /* as /proc/PID/maps names the file */
 	bool loaded, usable;
 	uint8_t *eh_frame;
 	size_t eh_size;
