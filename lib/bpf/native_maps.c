@@ -3,17 +3,20 @@
 
 #include <bcc/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bpf/module.h"
 #include "cpython/process.h"
 #include "sys/clock.h"
 #include "sys/elf_image.h"
 #include "sys/proc_maps.h"
+#include "sys/target_file.h"
 #include "sys/unwind_table.h"
 
 int native_maps_init(struct native_maps *nm, struct bpfmod *m, const char *tool)
@@ -70,13 +73,15 @@ static int upload_rows(struct native_maps *nm, const struct pyb_unwind_row *rows
 	return rc;
 }
 
-/* The file behind a mapping, its rows loaded once per run; NULL if out of
- * memory. A file that cannot be read is remembered as such (ok false). */
-static struct native_file *file_of(struct native_maps *nm, const char *path, const char *shown,
+/* The file behind a mapping (open at fd, which stays the caller's), its
+ * rows loaded once per run; NULL if out of memory. A file that cannot be
+ * read is remembered as such (ok false). */
+static struct native_file *file_of(struct native_maps *nm, int fd, const char *shown,
 				   const struct stat *st, bool fp)
 {
 	struct native_file *f, *v;
 	struct elf_image img;
+	int img_fd;
 	struct unwind_table t = { 0 };
 	char err[256] = "";
 	const char *base = strrchr(shown, '/');
@@ -95,7 +100,8 @@ static struct native_file *file_of(struct native_maps *nm, const char *path, con
 	f->ino = (uint64_t)st->st_ino;
 	snprintf(f->name, sizeof(f->name), "%.63s", base ? base + 1 : shown);
 	t0 = monotonic_ns();
-	if (elf_image_open(&img, path) < 0) {
+	img_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (img_fd < 0 || elf_image_open_fd(&img, img_fd) < 0) {
 		snprintf(err, sizeof(err), "not an ELF file we can read");
 	} else {
 		if (unwind_table_build(&img, &t, err, sizeof(err)) < 0)
@@ -203,15 +209,11 @@ int native_maps_add(struct native_maps *nm, const struct py_process *p)
 	struct proc_maps maps;
 	struct native_proc_keys *pk;
 	int added = 0;
-	struct stat interp = { 0 };
-	char root_path[PATH_MAX + 32];
+	/* the interpreter's file, as it was read */
+	const struct proc_map *interp = &p->interp_file;
 
 	if (proc_maps_read(p->pid, &maps) < 0)
 		return -1;
-	/* maps name a chroot's files by host paths, the process by its own */
-	snprintf(root_path, sizeof(root_path), "/proc/%d/root%s", (int)p->pid, p->interp_path);
-	if (!p->frame_pointers || stat(root_path, &interp) < 0)
-		interp.st_ino = 0;
 	pk = keys_of(nm, p->pid, true);
 	if (!pk) {
 		proc_maps_free(&maps);
@@ -219,8 +221,8 @@ int native_maps_add(struct native_maps *nm, const struct py_process *p)
 	}
 	for (size_t i = 0; i < maps.n; i++) {
 		const struct proc_map *m = &maps.v[i];
-		char path[96];
 		struct stat st;
+		int fd;
 		struct native_file *f;
 		struct elf_image img;
 		uint64_t vaddr;
@@ -229,16 +231,22 @@ int native_maps_add(struct native_maps *nm, const struct py_process *p)
 
 		if (m->perms[2] != 'x' || m->path[0] != '/' || known_start(pk, m->start))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)p->pid,
-			 (unsigned long long)m->start, (unsigned long long)m->end);
-		if (stat(path, &st) < 0)
+		fd = target_file_open_mapping(p->pid, m);
+		if (fd < 0)
 			continue;
-		fp = interp.st_ino && st.st_ino == interp.st_ino && st.st_dev == interp.st_dev;
-		f = file_of(nm, path, m->path, &st, fp);
-		if (!f || !f->ok)
+		if (fstat(fd, &st) < 0) {
+			close(fd);
 			continue;
+		}
+		fp = p->frame_pointers && interp->inode && m->inode == interp->inode &&
+		     m->dev_major == interp->dev_major && m->dev_minor == interp->dev_minor;
+		f = file_of(nm, fd, m->path, &st, fp);
+		if (!f || !f->ok) {
+			close(fd);
+			continue;
+		}
 		/* where the file's linked addresses are in this process */
-		if (elf_image_open(&img, path) < 0)
+		if (elf_image_open_fd(&img, fd) < 0) /* takes fd */
 			continue;
 		if (elf_image_vaddr_of_offset(&img, m->offset, &vaddr) < 0) {
 			elf_image_close(&img);

@@ -11,6 +11,7 @@
 #include "cpython/offsets_dwarf.h"
 #include "sys/elf_image.h"
 #include "sys/proc_maps.h"
+#include "sys/target_file.h"
 #include "sys/remote_mem.h"
 
 static const char *const field_names[] = {
@@ -175,31 +176,17 @@ static const struct proc_map *lowest_of(const struct proc_maps *maps, const stru
 	return best;
 }
 
-/* Opens the file behind mapping m as the process sees it (map_files, then
- * its root, then the path as is); the inode must match. */
-static int open_mapping(pid_t pid, const struct proc_map *m, struct elf_image *img, char *opened,
-			size_t len)
+/* The file behind a mapping, the very file mapped (sys/target_file.h). */
+static int open_mapping(pid_t pid, const struct proc_map *m, struct elf_image *img)
 {
-	char cand[3][PATH_MAX];
-	int n = 0;
+	int fd = target_file_open_mapping(pid, m);
 
-	snprintf(cand[n++], PATH_MAX, "/proc/%d/map_files/%llx-%llx", (int)pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	if (m->path[0] == '/') {
-		snprintf(cand[n++], PATH_MAX, "/proc/%d/root%s", (int)pid, m->path);
-		snprintf(cand[n++], PATH_MAX, "%s", m->path);
+	if (fd < 0) {
+		memset(img, 0, sizeof(*img));
+		img->fd = -1;
+		return -1;
 	}
-	for (int i = 0; i < n; i++) {
-		struct stat st;
-
-		if (stat(cand[i], &st) != 0 || (uint64_t)st.st_ino != m->inode)
-			continue;
-		if (strlen(cand[i]) < len && elf_image_open(img, cand[i]) == 0) {
-			memcpy(opened, cand[i], strlen(cand[i]) + 1);
-			return 0;
-		}
-	}
-	return -1;
+	return elf_image_open_fd(img, fd);
 }
 
 /* The mapped _asyncio extension module, if the process loaded one. */
@@ -278,7 +265,7 @@ static void apply_asyncio_debug(struct py_async_layout *L, const struct asyncio_
 }
 
 /* 3.11-3.13: TaskObj and friends from the extension's own DWARF. */
-static bool asyncio_from_dwarf(const char *path, struct py_async_layout *L)
+static bool asyncio_from_dwarf(struct elf_image *img, struct py_async_layout *L)
 {
 	static const struct {
 		const char *field, *type, *member;
@@ -291,17 +278,11 @@ static bool asyncio_from_dwarf(const char *path, struct py_async_layout *L)
 		{ "futureiter_future", "futureiterobject", "future" },
 	};
 	struct py_async_layout tmp = *L;
-	struct elf_image img;
-	bool has;
 
-	if (elf_image_open(&img, path) != 0)
-		return false;
-	has = elf_image_has_dwarf(&img);
-	elf_image_close(&img);
-	if (!has)
+	if (!elf_image_has_dwarf(img))
 		return false;
 	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
-		long v = dwarf_offsetof(path, specs[i].type, specs[i].member);
+		long v = dwarf_offsetof_fd(img->fd, specs[i].type, specs[i].member);
 
 		if (v < 0 || v > 4096)
 			return false;
@@ -319,7 +300,7 @@ int py_async_layout_load(struct py_process *p, struct py_async_layout *L,
 	const struct proc_map *m;
 	struct proc_maps maps;
 	struct elf_image img;
-	char opened[PATH_MAX] = "";
+	bool from_dwarf = false;
 	int rc = 0;
 
 	*src = PY_ASYNC_SRC_NONE;
@@ -345,7 +326,7 @@ int py_async_layout_load(struct py_process *p, struct py_async_layout *L,
 		return -1;
 	}
 	m = find_extension(&maps);
-	if (m && open_mapping(p->pid, m, &img, opened, sizeof(opened)) == 0) {
+	if (m && open_mapping(p->pid, m, &img) == 0) {
 		uint64_t bias = elf_image_load_bias(&img, m->start, m->offset);
 
 		snprintf(ext, ext_len, "%s", m->path);
@@ -355,6 +336,8 @@ int py_async_layout_load(struct py_process *p, struct py_async_layout *L,
 			rc = read_asyncio_debug(p, &img, bias, &d);
 			if (rc == 0)
 				apply_asyncio_debug(L, &d);
+		} else {
+			from_dwarf = asyncio_from_dwarf(&img, L);
 		}
 		elf_image_close(&img);
 	} else if (r->task_lists == PY_TASKS_LINKED_LISTS) {
@@ -362,7 +345,7 @@ int py_async_layout_load(struct py_process *p, struct py_async_layout *L,
 		struct asyncio_debug d;
 
 		rc = 1;
-		if (elf_image_open(&img, p->interp_open) == 0) {
+		if (py_process_open_interp(p, &img) == 0) {
 			rc = read_asyncio_debug(p, &img, p->load_bias, &d);
 			if (rc == 0)
 				apply_asyncio_debug(L, &d);
@@ -380,6 +363,6 @@ int py_async_layout_load(struct py_process *p, struct py_async_layout *L,
 		*src = PY_ASYNC_SRC_DEBUG;
 		return 0;
 	}
-	*src = opened[0] && asyncio_from_dwarf(opened, L) ? PY_ASYNC_SRC_DWARF : PY_ASYNC_SRC_TABLE;
+	*src = from_dwarf ? PY_ASYNC_SRC_DWARF : PY_ASYNC_SRC_TABLE;
 	return 0;
 }

@@ -110,7 +110,7 @@ static int resolve_symbols(struct py_objects *o)
 	};
 	struct elf_image img;
 
-	if (elf_image_open(&img, o->p->interp_open) < 0) {
+	if (py_process_open_interp(o->p, &img) < 0) {
 		snprintf(o->why, sizeof(o->why), "cannot read %.120s", o->p->interp_open);
 		return -1;
 	}

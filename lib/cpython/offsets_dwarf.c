@@ -4,6 +4,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
+#include <libelf.h>
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
@@ -196,26 +197,47 @@ static bool resolve_visitor(Dwarf_Die *die, void *arg)
 	return st->remaining == 0;
 }
 
-static Dwarf *open_dwarf(const char *path, int *fd)
+/* DWARF of the file open at fd, read through it (never mapped: a
+ * target's file changed under us must give errors, not SIGBUS). */
+static Dwarf *open_dwarf(int fd, Elf **elf)
 {
 	Dwarf *dw;
 
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0)
+	if (elf_version(EV_CURRENT) == EV_NONE)
 		return NULL;
-	dw = dwarf_begin(*fd, DWARF_C_READ);
+	*elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!*elf)
+		return NULL;
+	dw = dwarf_begin_elf(*elf, DWARF_C_READ, NULL);
 	if (!dw) {
-		close(*fd);
-		*fd = -1;
+		elf_end(*elf);
+		*elf = NULL;
 	}
 	return dw;
 }
 
+static void close_dwarf(Dwarf *dw, Elf *elf)
+{
+	dwarf_end(dw);
+	elf_end(elf);
+}
+
 int dwarf_offsets_resolve(const char *path, int minor, struct py_offsets *o)
 {
+	int fd = open(path, O_RDONLY | O_CLOEXEC), n;
+
+	if (fd < 0)
+		return -1;
+	n = dwarf_offsets_resolve_fd(fd, minor, o);
+	close(fd);
+	return n;
+}
+
+int dwarf_offsets_resolve_fd(int fd, int minor, struct py_offsets *o)
+{
 	struct resolve_state st = { .minor = minor, .o = o };
-	int fd;
-	Dwarf *dw = open_dwarf(path, &fd);
+	Elf *elf;
+	Dwarf *dw = open_dwarf(fd, &elf);
 
 	if (!dw)
 		return -1;
@@ -227,8 +249,7 @@ int dwarf_offsets_resolve(const char *path, int minor, struct py_offsets *o)
 	}
 	if (st.remaining)
 		each_top_level_die(dw, resolve_visitor, &st);
-	dwarf_end(dw);
-	close(fd);
+	close_dwarf(dw, elf);
 	return st.resolved;
 }
 
@@ -250,14 +271,25 @@ static bool offsetof_visitor(Dwarf_Die *die, void *arg)
 
 long dwarf_offsetof(const char *path, const char *type, const char *member)
 {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	long v;
+
+	if (fd < 0)
+		return -1;
+	v = dwarf_offsetof_fd(fd, type, member);
+	close(fd);
+	return v;
+}
+
+long dwarf_offsetof_fd(int fd, const char *type, const char *member)
+{
 	struct offsetof_state st = { type, member, -1 };
-	int fd;
-	Dwarf *dw = open_dwarf(path, &fd);
+	Elf *elf;
+	Dwarf *dw = open_dwarf(fd, &elf);
 
 	if (!dw)
 		return -1;
 	each_top_level_die(dw, offsetof_visitor, &st);
-	dwarf_end(dw);
-	close(fd);
+	close_dwarf(dw, elf);
 	return st.result;
 }

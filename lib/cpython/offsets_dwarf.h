@@ -14,8 +14,12 @@
  * usable DWARF.
  */
 int dwarf_offsets_resolve(const char *path, int minor, struct py_offsets *o);
+/* The same for a file already open (a target's: see sys/target_file.h);
+ * fd stays open. */
+int dwarf_offsets_resolve_fd(int fd, int minor, struct py_offsets *o);
 
-/* Offset of a (dotted) member path in a named type, or -1. For tests. */
+/* Offset of a (dotted) member path in a named type, or -1. */
 long dwarf_offsetof(const char *path, const char *type, const char *member);
+long dwarf_offsetof_fd(int fd, const char *type, const char *member);
 
 #endif

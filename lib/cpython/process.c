@@ -2,11 +2,13 @@
 #include "cpython/process.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cpython/interp_cache.h"
@@ -15,6 +17,7 @@
 #include "sys/elf_image.h"
 #include "sys/proc_maps.h"
 #include "sys/remote_mem.h"
+#include "sys/target_file.h"
 
 const char *py_failure_name(enum py_failure f)
 {
@@ -70,34 +73,50 @@ void py_process_note(struct py_process *p, const char *fmt, ...)
 }
 
 /*
- * Opens the file behind a mapping the way the process sees it. Tries the
- * exact mapped file first (/proc/PID/map_files), then the path inside the
- * process's root (containers), then the path as is (chroots, where maps
- * already shows the host path); the inode must match the mapping.
+ * Opens the file behind a mapping the way the process mapped it
+ * (sys/target_file.h: the mapped file itself, else its path inside the
+ * process's root, never a path followed out of it; device and inode must
+ * be the mapping's). opened says through what, for -v.
  */
 static int open_mapped_file(pid_t pid, const struct proc_map *m, struct elf_image *img,
 			    char *opened, size_t len)
 {
-	char candidates[3][PATH_MAX];
-	int n = 0;
+	int fd = target_file_open_mapping(pid, m);
 
-	snprintf(candidates[n++], PATH_MAX, "/proc/%d/map_files/%llx-%llx", (int)pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	if (m->path[0] == '/') {
-		snprintf(candidates[n++], PATH_MAX, "/proc/%d/root%s", (int)pid, m->path);
-		snprintf(candidates[n++], PATH_MAX, "%s", m->path);
+	if (fd < 0) {
+		errno = -fd;
+		return -1;
 	}
-	for (int i = 0; i < n; i++) {
-		struct stat st;
+	if (elf_image_open_fd(img, fd) < 0)
+		return -1;
+	if (remote_image_of(pid))
+		snprintf(opened, len, "%s", m->path);
+	else
+		snprintf(opened, len, "/proc/%d/map_files/%llx-%llx", (int)pid,
+			 (unsigned long long)m->start, (unsigned long long)m->end);
+	return 0;
+}
 
-		if (stat(candidates[i], &st) != 0 || (uint64_t)st.st_ino != m->inode)
-			continue;
-		if (strlen(candidates[i]) < len && elf_image_open(img, candidates[i]) == 0) {
-			memcpy(opened, candidates[i], strlen(candidates[i]) + 1);
-			return 0;
-		}
+/* Remembers which mapped file holds the interpreter, to open it again. */
+static void keep_interp_file(struct py_process *p, const struct proc_map *m)
+{
+	p->interp_file = *m;
+	p->interp_file.path = NULL; /* p may be copied: interp_path stands in */
+}
+
+int py_process_open_interp(const struct py_process *p, struct elf_image *img)
+{
+	struct proc_map m = p->interp_file;
+	int fd;
+
+	m.path = (char *)p->interp_path;
+	fd = target_file_open_mapping(p->pid, &m);
+	if (fd < 0) {
+		memset(img, 0, sizeof(*img));
+		img->fd = -1;
+		return -1;
 	}
-	return -1;
+	return elf_image_open_fd(img, fd);
 }
 
 /* The lowest mapping of the same file as m (same inode and device). */
@@ -113,28 +132,6 @@ static const struct proc_map *lowest_mapping(const struct proc_maps *maps, const
 			best = x;
 	}
 	return best;
-}
-
-/*
- * /proc/PID/maps names files as the reader sees them: for a process in a
- * chroot that is the host path (/srv/root/usr/bin/python3). Show the path
- * as the process itself sees it.
- */
-static void path_in_process(pid_t pid, const char *path, char *out, size_t len)
-{
-	char link[32], root[PATH_MAX];
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/%d/root", (int)pid);
-	n = readlink(link, root, sizeof(root) - 1);
-	if (n > 1) {
-		root[n] = '\0';
-		if (strncmp(path, root, (size_t)n) == 0 && path[n] == '/') {
-			snprintf(out, len, "%s", path + n);
-			return;
-		}
-	}
-	snprintf(out, len, "%s", path);
 }
 
 static bool looks_like_python(struct elf_image *img)
@@ -156,17 +153,26 @@ static int find_interpreter(struct py_process *p, const struct proc_maps *maps,
 	char exe_path[PATH_MAX];
 	const struct proc_map *exe_map = NULL, *lib_map = NULL;
 	struct stat st;
+	/* /proc/PID/exe, or the executable of a core file */
+	int fd = target_file_open_exe(p->pid);
 
-	/* /proc/PID/exe, or the executable a core file names */
-	if (proc_exe_path(p->pid, exe_path, sizeof(exe_path)) == 0 && stat(exe_path, &st) == 0) {
+	if (fd >= 0 && fstat(fd, &st) == 0) {
 		for (size_t i = 0; i < maps->n && !exe_map; i++)
-			if (maps->v[i].inode == (uint64_t)st.st_ino && maps->v[i].path[0])
+			if (maps->v[i].inode == (uint64_t)st.st_ino &&
+			    maps->v[i].dev_major == major(st.st_dev) &&
+			    maps->v[i].dev_minor == minor(st.st_dev) && maps->v[i].path[0])
 				exe_map = lowest_mapping(maps, &maps->v[i]);
 	}
-	if (exe_map && elf_image_open(img, exe_path) == 0) {
+	if (!exe_map && fd >= 0)
+		close(fd);
+	if (exe_map && elf_image_open_fd(img, fd) == 0) {
 		if (looks_like_python(img)) {
+			if (proc_exe_path(p->pid, exe_path, sizeof(exe_path)) < 0)
+				snprintf(exe_path, sizeof(exe_path), "%s", exe_map->path);
 			snprintf(p->interp_open, sizeof(p->interp_open), "%s", exe_path);
-			path_in_process(p->pid, exe_map->path, p->interp_path, sizeof(p->interp_path));
+			target_file_path_in_root(p->pid, exe_map->path, p->interp_path,
+						 sizeof(p->interp_path));
+			keep_interp_file(p, exe_map);
 			p->load_bias = elf_image_load_bias(img, exe_map->start, exe_map->offset);
 			return 0;
 		}
@@ -185,7 +191,8 @@ static int find_interpreter(struct py_process *p, const struct proc_maps *maps,
 		return py_process_fail(p, PY_FAIL_NOT_PYTHON, "no _PyRuntime: is this a Python process?");
 	}
 	p->interp_is_library = true;
-	path_in_process(p->pid, lib_map->path, p->interp_path, sizeof(p->interp_path));
+	target_file_path_in_root(p->pid, lib_map->path, p->interp_path, sizeof(p->interp_path));
+	keep_interp_file(p, lib_map);
 	p->load_bias = elf_image_load_bias(img, lib_map->start, lib_map->offset);
 	return 0;
 }
@@ -416,51 +423,57 @@ static int offsets_from_debug(struct py_process *p, struct py_offsets *o)
 	return 0;
 }
 
-static bool file_is_elf_with_dwarf(const char *path)
+/* A debug file of the interpreter at path in the process's root (never
+ * in ours on its behalf) that carries DWARF: its descriptor, or -1. */
+static int open_dwarf_file(pid_t pid, const char *path)
 {
 	struct elf_image img;
+	int fd = target_file_open(pid, path, NULL), dup_fd;
 	bool ok;
 
-	if (elf_image_open(&img, path) != 0)
-		return false;
+	if (fd < 0)
+		return -1;
+	dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dup_fd < 0 || elf_image_open_fd(&img, dup_fd) < 0) {
+		close(fd);
+		return -1;
+	}
 	ok = elf_image_has_dwarf(&img);
 	elf_image_close(&img);
-	return ok;
+	if (!ok) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
-/* Finds DWARF for the interpreter: in the file, by build id, by debuglink. */
+/* Finds DWARF for the interpreter: in the file, by build id, by
+ * debuglink. Returns a descriptor of the file (out names it), or -1. */
 static int find_dwarf_file(struct py_process *p, struct elf_image *img, char *out, size_t len)
 {
-	char build_id[128], link[256], root[64], dir[PATH_MAX];
-	const char *roots[2];
+	char build_id[128], link[256], dir[PATH_MAX];
+	const char *fmts[] = { "/usr/lib/debug%s/%s", "%s/%s", "%s/.debug/%s" };
 	char *slash;
+	int fd;
 
 	if (elf_image_has_dwarf(img)) {
 		snprintf(out, len, "%s", p->interp_open);
-		return 0;
+		return fcntl(img->fd, F_DUPFD_CLOEXEC, 0);
 	}
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)p->pid);
-	roots[0] = root;
-	roots[1] = "";
 	snprintf(dir, sizeof(dir), "%s", p->interp_path);
 	slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
-	for (int r = 0; r < 2; r++) {
-		if (elf_image_build_id(img, build_id, sizeof(build_id)) == 0 && strlen(build_id) > 2) {
-			snprintf(out, len, "%s/usr/lib/debug/.build-id/%.2s/%s.debug", roots[r],
-				 build_id, build_id + 2);
-			if (file_is_elf_with_dwarf(out))
-				return 0;
-		}
-		if (elf_image_debuglink(img, link, sizeof(link)) == 0) {
-			const char *fmts[] = { "%s/usr/lib/debug%s/%s", "%s%s/%s", "%s%s/.debug/%s" };
-
-			for (size_t i = 0; i < 3; i++) {
-				snprintf(out, len, fmts[i], roots[r], dir, link);
-				if (file_is_elf_with_dwarf(out))
-					return 0;
-			}
+	if (elf_image_build_id(img, build_id, sizeof(build_id)) == 0 && strlen(build_id) > 2) {
+		snprintf(out, len, "/usr/lib/debug/.build-id/%.2s/%s.debug", build_id, build_id + 2);
+		if ((fd = open_dwarf_file(p->pid, out)) >= 0)
+			return fd;
+	}
+	if (elf_image_debuglink(img, link, sizeof(link)) == 0) {
+		for (size_t i = 0; i < 3; i++) {
+			snprintf(out, len, fmts[i], dir, link);
+			if ((fd = open_dwarf_file(p->pid, out)) >= 0)
+				return fd;
 		}
 	}
 	return -1;
@@ -470,14 +483,16 @@ static int offsets_from_dwarf(struct py_process *p, struct elf_image *img, struc
 			      char *path, size_t len)
 {
 	const char *missing;
-	int n;
+	int n, fd;
 
 	if (p->rules->has_debug_offsets)
 		return -1; /* they publish their own offsets */
-	if (find_dwarf_file(p, img, path, len) < 0)
+	fd = find_dwarf_file(p, img, path, len);
+	if (fd < 0)
 		return -1;
 	py_offsets_clear(o);
-	n = dwarf_offsets_resolve(path, p->version.minor, o);
+	n = dwarf_offsets_resolve_fd(fd, p->version.minor, o);
+	close(fd);
 	if (n <= 0) {
 		py_process_note(p, "DWARF in %s is unreadable", path);
 		return -1;

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "sys/code_fragments.h"
+#include "sys/proc_maps.h"
 #include "cpython/offsets.h"
 #include "cpython/rules.h"
 #include "cpython/version.h"
@@ -48,7 +49,9 @@ struct py_process {
 	char comm[32];
 
 	char interp_path[PATH_MAX]; /* interpreter ELF, as /proc/PID/maps names it */
-	char interp_open[PATH_MAX]; /* the path we read it through */
+	char interp_open[PATH_MAX]; /* what we read it through, for people */
+	struct proc_map interp_file; /* its lowest mapping, to open it again
+					(py_process_open_interp); path NULL */
 	bool interp_is_library;     /* libpython*.so rather than the executable */
 	uint64_t load_bias;
 	uint64_t runtime_addr; /* &_PyRuntime in the target */
@@ -114,5 +117,10 @@ static inline int py_minor(const struct py_process *p)
 
 /* Whether IP (an address in the target) is code of the eval loop. */
 bool py_process_in_eval(const struct py_process *p, uint64_t ip);
+
+/* Opens the interpreter's file again, the very file that was read
+ * (sys/target_file.h: device and inode checked). Returns 0 or -1. */
+struct elf_image;
+int py_process_open_interp(const struct py_process *p, struct elf_image *img);
 
 #endif

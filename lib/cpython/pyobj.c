@@ -36,7 +36,7 @@ int pyobj_init(struct pyobj *o, struct py_process *p, const struct py_async_layo
 	memset(o, 0, sizeof(*o));
 	o->p = p;
 	o->L = L;
-	if (elf_image_open(&img, p->interp_open) != 0)
+	if (py_process_open_interp(p, &img) != 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
 		uint64_t value, size;

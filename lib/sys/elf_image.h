@@ -14,7 +14,9 @@ struct elf_image {
 	uint64_t first_load_vaddr, first_load_offset;
 };
 
-/* Returns 0, or -1 if the file cannot be opened or is not a 64-bit ELF. */
+/* Returns 0, or -1 if the file cannot be opened or is not a 64-bit ELF.
+ * For files of our own (tests): a target's files are opened through
+ * sys/target_file.h, then read with elf_image_open_fd. */
 int elf_image_open(struct elf_image *img, const char *path);
 /* The same for a file already open; takes fd (closed on failure too).
  * Reads through the descriptor instead of mapping the file, so that a

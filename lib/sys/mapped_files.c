@@ -9,22 +9,7 @@
 #include <unistd.h>
 
 #include "sys/elf_image.h"
-
-/*
- * /proc/PID/maps names files as the reader sees them: for a process in a
- * chroot that is the host path (/srv/root/usr/bin/python3). Say it as the
- * process does (a profile's mappings are read where the process ran).
- */
-static void strip_root(pid_t pid, char *path)
-{
-	char link[32], root[PATH_MAX];
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/%d/root", (int)pid);
-	n = readlink(link, root, sizeof(root) - 1);
-	if (n > 1 && strncmp(path, root, (size_t)n) == 0 && path[n] == '/')
-		memmove(path, path + n, strlen(path + n) + 1);
-}
+#include "sys/target_file.h"
 
 int mapped_files_load(struct mapped_files *m, pid_t pid)
 {
@@ -40,7 +25,11 @@ int mapped_files_load(struct mapped_files *m, pid_t pid)
 	/* executable mappings of files: where native frames can be */
 	for (size_t i = 0; i < all.n; i++) {
 		if (all.v[i].perms[2] == 'x' && all.v[i].path[0] == '/' && all.v[i].inode) {
-			strip_root(pid, all.v[i].path);
+			/* as the process names it (a profile's mappings are
+			 * read where the process ran) */
+			char *path = all.v[i].path;
+
+			target_file_path_in_root(pid, path, path, strlen(path) + 1);
 			all.v[kept++] = all.v[i];
 		} else {
 			free(all.v[i].path);
@@ -71,15 +60,14 @@ void mapped_files_free(struct mapped_files *m)
 static const char *build_id_of(struct mapped_files *m, size_t i)
 {
 	const struct proc_map *pm = &m->maps.v[i];
-	char path[96];
 	struct elf_image img;
+	int fd;
 
 	if (strcmp(m->build_ids[i], "?") != 0)
 		return m->build_ids[i][0] ? m->build_ids[i] : NULL;
 	m->build_ids[i][0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)m->pid,
-		 (unsigned long long)pm->start, (unsigned long long)pm->end);
-	if (elf_image_open(&img, path) == 0) {
+	fd = target_file_open_mapping(m->pid, pm);
+	if (fd >= 0 && elf_image_open_fd(&img, fd) == 0) {
 		if (elf_image_build_id(&img, m->build_ids[i], sizeof(m->build_ids[i])) < 0)
 			m->build_ids[i][0] = '\0';
 		elf_image_close(&img);
