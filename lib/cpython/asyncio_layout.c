@@ -176,19 +176,6 @@ static const struct proc_map *lowest_of(const struct proc_maps *maps, const stru
 	return best;
 }
 
-/* The file behind a mapping, the very file mapped (sys/target_file.h). */
-static int open_mapping(pid_t pid, const struct proc_map *m, struct elf_image *img)
-{
-	int fd = target_file_open_mapping(pid, m);
-
-	if (fd < 0) {
-		memset(img, 0, sizeof(*img));
-		img->fd = -1;
-		return -1;
-	}
-	return elf_image_open_fd(img, fd);
-}
-
 /* The mapped _asyncio extension module, if the process loaded one. */
 static const struct proc_map *find_extension(const struct proc_maps *maps)
 {
@@ -326,7 +313,7 @@ int py_async_layout_load(struct py_process *p, struct py_async_layout *L,
 		return -1;
 	}
 	m = find_extension(&maps);
-	if (m && open_mapping(p->pid, m, &img) == 0) {
+	if (m && target_file_elf_of_mapping(p->pid, m, &img) == 0) {
 		uint64_t bias = elf_image_load_bias(&img, m->start, m->offset);
 
 		snprintf(ext, ext_len, "%s", m->path);

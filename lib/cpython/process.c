@@ -81,13 +81,7 @@ void py_process_note(struct py_process *p, const char *fmt, ...)
 static int open_mapped_file(pid_t pid, const struct proc_map *m, struct elf_image *img,
 			    char *opened, size_t len)
 {
-	int fd = target_file_open_mapping(pid, m);
-
-	if (fd < 0) {
-		errno = -fd;
-		return -1;
-	}
-	if (elf_image_open_fd(img, fd) < 0)
+	if (target_file_elf_of_mapping(pid, m, img) < 0)
 		return -1;
 	if (remote_image_of(pid))
 		snprintf(opened, len, "%s", m->path);
@@ -107,16 +101,9 @@ static void keep_interp_file(struct py_process *p, const struct proc_map *m)
 int py_process_open_interp(const struct py_process *p, struct elf_image *img)
 {
 	struct proc_map m = p->interp_file;
-	int fd;
 
 	m.path = (char *)p->interp_path;
-	fd = target_file_open_mapping(p->pid, &m);
-	if (fd < 0) {
-		memset(img, 0, sizeof(*img));
-		img->fd = -1;
-		return -1;
-	}
-	return elf_image_open_fd(img, fd);
+	return target_file_elf_of_mapping(p->pid, &m, img);
 }
 
 /* The lowest mapping of the same file as m (same inode and device). */

@@ -71,14 +71,8 @@ static int open_module(pid_t pid, const struct native_module *m, struct elf_imag
 	struct proc_map pm = { .start = m->start, .end = m->end, .inode = m->inode,
 			       .dev_major = m->dev_major, .dev_minor = m->dev_minor,
 			       .path = m->path };
-	int fd = target_file_open_mapping(pid, &pm);
 
-	if (fd < 0) {
-		memset(img, 0, sizeof(*img));
-		img->fd = -1;
-		return -1;
-	}
-	return elf_image_open_fd(img, fd);
+	return target_file_elf_of_mapping(pid, &pm, img);
 }
 
 /* Symbols from the file's separate debug file, by build id, inside the

@@ -12,6 +12,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "sys/elf_image.h"
 #include "sys/proc_maps.h"
 #include "sys/remote_mem.h"
 
@@ -127,6 +128,19 @@ int target_file_open_mapping(pid_t pid, const struct proc_map *m)
 		return -ENOENT;
 	target_file_path_in_root(pid, m->path, path, sizeof(path));
 	return target_file_open(pid, path, &want);
+}
+
+int target_file_elf_of_mapping(pid_t pid, const struct proc_map *m, struct elf_image *img)
+{
+	int fd = target_file_open_mapping(pid, m);
+
+	if (fd < 0) {
+		memset(img, 0, sizeof(*img));
+		img->fd = -1;
+		errno = -fd; /* for the caller's message */
+		return -1;
+	}
+	return elf_image_open_fd(img, fd); /* takes fd */
 }
 
 int target_file_open_exe(pid_t pid)

@@ -54,6 +54,11 @@ int target_file_open(pid_t pid, const char *path, const struct target_file_want 
  * descriptor or a negative errno. */
 int target_file_open_mapping(pid_t pid, const struct proc_map *m);
 
+/* The same, read as an ELF image (sys/elf_image.h). Returns 0, or -1
+ * with errno set. */
+struct elf_image;
+int target_file_elf_of_mapping(pid_t pid, const struct proc_map *m, struct elf_image *img);
+
 /* The executable of process pid (/proc/PID/exe, or the image's), checked
  * as a regular file of bounded size. */
 int target_file_open_exe(pid_t pid);
