@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "sys/elf_symbols.h"
 
-#include <gelf.h>
-#include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,46 +12,45 @@ static int by_start(const void *a, const void *b)
 }
 
 /* Function symbols of the first section of this type; -1 if there is none. */
-static int load_table(struct elf_symtab *t, Elf *elf, Elf64_Word type)
+static int load_table(struct elf_symtab *t, struct elf_image *img, uint32_t type)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
+	for (size_t k = 1; k < elf_image_section_count(img); k++) {
+		const Elf64_Shdr *sh = elf_image_section_header(img, k);
+		const uint8_t *data;
+		size_t count, len, names_len = 0, used = 0;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data;
-		size_t count, names_len = 0, used = 0;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || sh.sh_entsize == 0)
+		if (sh->sh_type != type || sh->sh_entsize != sizeof(Elf64_Sym))
 			continue;
-		data = elf_getdata(scn, NULL);
+		data = elf_image_section_bytes(img, k, &len);
 		if (!data)
 			return -1;
-		count = sh.sh_size / sh.sh_entsize;
+		count = len / sizeof(Elf64_Sym);
 		for (int pass = 0; pass < 2; pass++) {
 			for (size_t i = 0; i < count; i++) {
-				GElf_Sym sym;
+				Elf64_Sym sym;
 				const char *name;
 
-				if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
-				    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value)
+				memcpy(&sym, data + i * sizeof(sym), sizeof(sym));
+				if (sym.st_shndx == SHN_UNDEF || ELF64_ST_TYPE(sym.st_info) != STT_FUNC ||
+				    !sym.st_value)
 					continue;
-				name = elf_strptr(elf, sh.sh_link, sym.st_name);
+				name = elf_image_string(img, sh->sh_link, sym.st_name);
 				if (!name || !name[0])
 					continue;
 				/* "clock_nanosleep@@GLIBC_2.17": the name without its version */
-				size_t len = strcspn(name, "@");
+				size_t nlen = strcspn(name, "@");
 
 				if (pass == 0) {
-					names_len += len + 1;
+					names_len += nlen + 1;
 					t->n++;
 					continue;
 				}
 				t->v[used].start = sym.st_value;
 				t->v[used].size = sym.st_size;
 				t->v[used].name = t->names + names_len;
-				memcpy(t->names + names_len, name, len);
-				t->names[names_len + len] = '\0';
-				names_len += len + 1;
+				memcpy(t->names + names_len, name, nlen);
+				t->names[names_len + nlen] = '\0';
+				names_len += nlen + 1;
 				used++;
 			}
 			if (pass == 0) {
@@ -74,10 +71,10 @@ static int load_table(struct elf_symtab *t, Elf *elf, Elf64_Word type)
 int elf_symtab_load(struct elf_symtab *t, struct elf_image *img)
 {
 	memset(t, 0, sizeof(*t));
-	if (load_table(t, img->elf, SHT_SYMTAB) == 0 && t->n)
+	if (load_table(t, img, SHT_SYMTAB) == 0 && t->n)
 		return 0;
 	elf_symtab_free(t);
-	if (load_table(t, img->elf, SHT_DYNSYM) == 0)
+	if (load_table(t, img, SHT_DYNSYM) == 0)
 		return 0;
 	elf_symtab_free(t);
 	return -1;

@@ -4,7 +4,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -171,12 +170,12 @@ static int open_mapping(pid_t pid, const struct ns_map *m)
 
 static bool has_symtab(struct elf_image *img)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
+	for (size_t i = 1; i < elf_image_section_count(img); i++) {
+		const Elf64_Shdr *sh = elf_image_section_header(img, i);
 
-	while ((scn = elf_nextscn(img->elf, scn)))
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB && sh.sh_size)
+		if (sh->sh_type == SHT_SYMTAB && sh->sh_size)
 			return true;
+	}
 	return false;
 }
 
@@ -552,8 +551,10 @@ static void resolve_map(struct native_symbols *ns, pid_t pid, struct ns_map *m)
 		return;
 	}
 	m->bias = img.is_dyn ? m->start - vaddr : 0;
-	if (!f && (f = file_add(ns, &st)))
+	if (!f && (f = file_add(ns, &st))) {
 		file_load(ns, pid, m->path, &img, &st, f);
+		ns->stats.cut += img.refused > 0;
+	}
 	elf_image_close(&img);
 	m->file = f;
 }

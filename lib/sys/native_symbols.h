@@ -53,6 +53,7 @@ void native_symbols_forget(struct native_symbols *ns, pid_t pid);
  * file from debuginfod, and how many could not be read. */
 struct native_symbols_stats {
 	size_t files, with_symtab, with_debug_file, from_debuginfod, failed;
+	size_t cut; /* files read in part: over the budget of sys/elf_image.h */
 };
 void native_symbols_stats(const struct native_symbols *ns, struct native_symbols_stats *out);
 
