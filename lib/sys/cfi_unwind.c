@@ -223,22 +223,38 @@ advance:
 	return !fn || fn(ctx, loc, row) == 0;
 }
 
-/* The row the CIE's instructions set up, before the FDE's. */
-static bool initial_row(const struct eh_cfi *cfi, struct cfi_row *initial)
+static bool within_budget(const struct eh_cfi *cfi)
+{
+	return cfi->cie_len <= CFI_FDE_BYTES_MAX && cfi->fde_len <= CFI_FDE_BYTES_MAX - cfi->cie_len;
+}
+
+/* (it does not depend on the FDE: advances in a CIE move no row, since
+ * nothing is called and pc is the highest address) */
+bool cfi_initial_row(const struct eh_cfi *cfi, struct cfi_row *initial)
 {
 	memset(initial, 0, sizeof(*initial)); /* CFI_RULE_SAME everywhere */
 	initial->cfa_reg = XREG_RSP;
-	return run(cfi, cfi->cie_insns, cfi->cie_len, UINT64_MAX, initial, NULL, NULL, NULL);
+	return within_budget(cfi) &&
+	       run(cfi, cfi->cie_insns, cfi->cie_len, UINT64_MAX, initial, NULL, NULL, NULL);
+}
+
+int cfi_each_row_from(const struct eh_cfi *cfi, const struct cfi_row *initial, cfi_row_fn fn,
+		      void *ctx)
+{
+	struct cfi_row row = *initial;
+
+	if (cfi->end <= cfi->start || !within_budget(cfi))
+		return -1;
+	return run(cfi, cfi->fde_insns, cfi->fde_len, cfi->end - 1, &row, initial, fn, ctx) ? 0 : -1;
 }
 
 int cfi_each_row(const struct eh_cfi *cfi, cfi_row_fn fn, void *ctx)
 {
-	struct cfi_row initial, row;
+	struct cfi_row initial;
 
-	if (cfi->end <= cfi->start || !initial_row(cfi, &initial))
+	if (cfi->end <= cfi->start || !cfi_initial_row(cfi, &initial))
 		return -1;
-	row = initial;
-	return run(cfi, cfi->fde_insns, cfi->fde_len, cfi->end - 1, &row, &initial, fn, ctx) ? 0 : -1;
+	return cfi_each_row_from(cfi, &initial, fn, ctx);
 }
 
 enum cfi_step_result cfi_unwind_step(const struct eh_cfi *cfi, uint64_t pc, struct proc_regs *regs,
@@ -250,7 +266,7 @@ enum cfi_step_result cfi_unwind_step(const struct eh_cfi *cfi, uint64_t pc, stru
 
 	if (cfi->ra_reg != XREG_RIP)
 		return CFI_STEP_FAILED;
-	if (!initial_row(cfi, &initial))
+	if (!cfi_initial_row(cfi, &initial))
 		return CFI_STEP_FAILED;
 	row = initial;
 	if (!run(cfi, cfi->fde_insns, cfi->fde_len, pc, &row, &initial, NULL, NULL))

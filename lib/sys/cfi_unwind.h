@@ -55,6 +55,15 @@ struct cfi_row {
  * end of the FDE's range). Returns 0 to go on. */
 typedef int (*cfi_row_fn)(void *ctx, uint64_t loc, const struct cfi_row *row);
 
+/* The most bytes of instructions (the CIE's and the FDE's together) run
+ * for one FDE; real ones are a few hundred at most. An FDE with more is
+ * not followed (cfi_each_row, cfi_unwind_step fail on it). */
+#define CFI_FDE_BYTES_MAX (64u << 10)
+
+/* The row the CIE's instructions set up, before the FDE's: the same for
+ * every FDE of the CIE (cfi->cie_entry). Returns false if garbled. */
+bool cfi_initial_row(const struct eh_cfi *cfi, struct cfi_row *initial);
+
 /*
  * Runs the CIE's and the FDE's instructions over the FDE's whole range:
  * fn at cfi->start, then at each location the instructions advance to,
@@ -63,6 +72,11 @@ typedef int (*cfi_row_fn)(void *ctx, uint64_t loc, const struct cfi_row *row);
  * the run (fn may have been called before).
  */
 int cfi_each_row(const struct eh_cfi *cfi, cfi_row_fn fn, void *ctx);
+
+/* The same from the CIE's row, as cfi_initial_row() gave it: the CIE's
+ * instructions run once for all its FDEs. */
+int cfi_each_row_from(const struct eh_cfi *cfi, const struct cfi_row *initial, cfi_row_fn fn,
+		      void *ctx);
 
 /*
  * Replaces *regs (a frame whose code cfi describes) with its caller's. pc

@@ -14,6 +14,11 @@
 #define DW_EH_PE_pcrel 0x10
 #define X86_64_RBP 6
 #define X86_64_RSP 7
+/* Longer than any real one: a longer LEB128 or augmentation string is
+ * garbage, and scanning it for every FDE of its CIE would cost the square
+ * of the section's size. */
+#define LEB128_MAX 16
+#define AUGMENTATION_MAX 32
 
 struct reader {
 	const uint8_t *p, *end;
@@ -49,6 +54,11 @@ static uint64_t read_uleb(struct reader *r)
 	for (unsigned shift = 0; need(r, 1); shift += 7) {
 		uint8_t b = *r->p++;
 
+		if (shift >= 7 * LEB128_MAX) {
+			r->bad = true;
+			return 0;
+		}
+
 		if (shift < 64)
 			v |= (uint64_t)(b & 0x7f) << shift;
 		if (!(b & 0x80))
@@ -65,6 +75,10 @@ static int64_t read_sleb(struct reader *r)
 
 	while (need(r, 1)) {
 		b = *r->p++;
+		if (shift >= 7 * LEB128_MAX) {
+			r->bad = true;
+			return 0;
+		}
 		if (shift < 64)
 			v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
@@ -123,7 +137,8 @@ static bool parse_cie(const uint8_t *base, const uint8_t *at, const uint8_t *end
 	version = (uint8_t)read_le(&r, 1);
 	if (r.bad || (version != 1 && version != 3))
 		return false;
-	nul = memchr(r.p, '\0', (size_t)(r.end - r.p));
+	nul = memchr(r.p, '\0', (size_t)(r.end - r.p) < AUGMENTATION_MAX ? (size_t)(r.end - r.p)
+								  : AUGMENTATION_MAX);
 	if (!nul)
 		return false;
 	aug = (const char *)r.p;
@@ -372,6 +387,7 @@ int eh_frame_cfi(const uint8_t *data, size_t size, uint64_t vaddr, const struct 
 	out->cie_len = (size_t)(cie.end - cie.insns);
 	out->fde_insns = r.p;
 	out->fde_len = (size_t)(r.end - r.p);
+	out->cie_entry = (uint32_t)(cie_at - data);
 	return 0;
 }
 

@@ -38,6 +38,8 @@ struct eh_cfi {
 	bool signal_frame;
 	const uint8_t *cie_insns, *fde_insns; /* point into the section's data */
 	size_t cie_len, fde_len;
+	uint32_t cie_entry; /* where the CIE is in the section: FDEs that share it
+			     * share its initial row */
 };
 
 /* The unwind rules of one FDE of .eh_frame (DATA, SIZE bytes linked at

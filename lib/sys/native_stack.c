@@ -184,6 +184,7 @@ int native_unwind(struct native_proc *np, const struct proc_regs *start, struct 
 		const struct eh_fde *fde;
 		struct eh_cfi cfi;
 		enum cfi_step_result rc;
+		bool over;
 
 		out[n].ip = ip;
 		out[n].sp = sp;
@@ -194,23 +195,27 @@ int native_unwind(struct native_proc *np, const struct proc_regs *start, struct 
 			break;
 		}
 		fde = eh_frame_fde_covering(m->fdes, m->nfdes, lookup - m->bias);
-		if (fde && eh_frame_cfi(m->eh_frame, m->eh_size, m->eh_vaddr, fde, &cfi) == 0)
+		over = false;
+		if (fde && eh_frame_cfi(m->eh_frame, m->eh_size, m->eh_vaddr, fde, &cfi) == 0) {
+			over = cfi.cie_len + cfi.fde_len > CFI_FDE_BYTES_MAX;
 			rc = cfi_unwind_step(&cfi, lookup - m->bias, &regs, read_word, &np->pid);
-		else
+		} else {
 			rc = cfi_unwind_fp(&regs, read_word, &np->pid);
+		}
 		if (rc == CFI_STEP_END)
 			break;
 		if (rc == CFI_STEP_FAILED || rc == CFI_STEP_NO_REG) {
 			const char *base = strrchr(m->path, '/');
+			const char *what = rc == CFI_STEP_NO_REG ? "rbp unknown at"
+					   : over ? "unwind rules over the tool's budget at"
+						  : "cannot unwind";
 
 			base = base ? base + 1 : m->path;
 			if (out[n - 1].symbol)
-				snprintf(why, whylen, "%s %s+0x%llx (%s)",
-					 rc == CFI_STEP_NO_REG ? "rbp unknown at" : "cannot unwind",
-					 out[n - 1].symbol, (unsigned long long)out[n - 1].offset, base);
+				snprintf(why, whylen, "%s %s+0x%llx (%s)", what, out[n - 1].symbol,
+					 (unsigned long long)out[n - 1].offset, base);
 			else
-				snprintf(why, whylen, "%s %s+0x%llx",
-					 rc == CFI_STEP_NO_REG ? "rbp unknown at" : "cannot unwind", base,
+				snprintf(why, whylen, "%s %s+0x%llx", what, base,
 					 (unsigned long long)out[n - 1].offset);
 			break;
 		}

@@ -18,10 +18,20 @@
 
 #define EH_FRAME_MAX (64u << 20)
 
+#define CIE_CACHE 64 /* direct-mapped by CIE offset; a miss runs the CIE again */
+
+struct cie_row {
+	uint32_t entry; /* CIE offset + 1; 0: empty */
+	bool ok;
+	struct cfi_row row;
+};
+
 struct builder {
 	struct pyb_unwind_row *rows;
 	size_t n, cap;
 	bool oom;
+	uint64_t cfi_bytes; /* instructions run so far, against UNWIND_CFI_BYTES_MAX */
+	struct cie_row cies[CIE_CACHE];
 };
 
 static bool same_rule(const struct pyb_unwind_row *a, const struct pyb_unwind_row *b)
@@ -133,77 +143,111 @@ static int on_row(void *ctx, uint64_t loc, const struct cfi_row *cr)
 	return b->oom ? -1 : 0;
 }
 
+/* The CIE's row, run once per CIE as long as the cache keeps it; NULL if
+ * its instructions are garbled. */
+static const struct cfi_row *initial_row(struct builder *b, const struct eh_cfi *cfi)
+{
+	struct cie_row *c = &b->cies[cfi->cie_entry % CIE_CACHE];
+
+	if (c->entry != cfi->cie_entry + 1) {
+		c->entry = cfi->cie_entry + 1;
+		c->ok = cfi_initial_row(cfi, &c->row);
+		b->cfi_bytes += cfi->cie_len;
+	}
+	return c->ok ? &c->row : NULL;
+}
+
+enum fde_outcome { FDE_OK, FDE_GARBLED, FDE_CUT };
+
 /* The rows of one FDE, then a NONE row at its end (the next FDE's first
- * row replaces it if that starts there). Returns false if garbled. */
-static bool add_fde(struct builder *b, const uint8_t *data, size_t size, uint64_t vaddr,
-		    const struct eh_fde *fde)
+ * row replaces it if that starts there). */
+static enum fde_outcome add_fde(struct builder *b, const uint8_t *data, size_t size, uint64_t vaddr,
+				const struct eh_fde *fde)
 {
 	struct eh_cfi cfi;
-	bool ok = true;
+	enum fde_outcome how = FDE_OK;
+	const struct cfi_row *initial;
 
 	trim(b, fde->start);
 	if (eh_frame_cfi(data, size, vaddr, fde, &cfi) < 0) {
-		ok = false;
+		how = FDE_GARBLED;
 		push(b, row_of_kind(fde->start, PYB_CFA_NONE));
 	} else if (cfi.signal_frame) {
 		push(b, row_of_kind(fde->start, PYB_CFA_SIGNAL));
 	} else if (cfi.ra_reg != XREG_RIP) {
 		push(b, row_of_kind(fde->start, PYB_CFA_NONE));
+	} else if (cfi.cie_len > CFI_FDE_BYTES_MAX || cfi.fde_len > CFI_FDE_BYTES_MAX - cfi.cie_len ||
+		   b->cfi_bytes > UNWIND_CFI_BYTES_MAX) {
+		how = FDE_CUT; /* (the walk stops here rather than cost more) */
+		push(b, row_of_kind(fde->start, PYB_CFA_NONE));
 	} else {
 		size_t mark = b->n;
 
-		if (cfi_each_row(&cfi, on_row, b) < 0 && !b->oom) {
-			ok = false;
+		initial = initial_row(b, &cfi);
+		b->cfi_bytes += cfi.fde_len;
+		if ((!initial || cfi_each_row_from(&cfi, initial, on_row, b) < 0) && !b->oom) {
+			how = FDE_GARBLED;
 			b->n = mark;
 			push(b, row_of_kind(fde->start, PYB_CFA_NONE));
 		}
 	}
 	push(b, row_of_kind(fde->end, PYB_CFA_NONE));
-	return ok;
+	return how;
 }
 
 int unwind_table_from_eh_frame(const uint8_t *data, size_t size, uint64_t vaddr,
 			       struct unwind_table *t, char *err, size_t errlen)
 {
-	struct builder b = { NULL, 0, 0, false };
+	struct builder *b = calloc(1, sizeof(*b));
 	struct eh_fde *fdes;
 	size_t nfdes = 0;
 
 	memset(t, 0, sizeof(*t));
 	if (errlen)
 		err[0] = '\0';
+	if (!b) {
+		snprintf(err, errlen, "out of memory for the unwind rows");
+		return -1;
+	}
 	fdes = eh_frame_fdes(data, size, vaddr, &nfdes);
 	for (size_t i = 0; i < nfdes; i++) {
 		if (fdes[i].end > UINT32_MAX) {
 			snprintf(err, errlen, "code above 4 GiB (a function at 0x%llx)",
 				 (unsigned long long)fdes[i].start);
 			free(fdes);
+			free(b);
 			return -1;
 		}
 	}
 	t->fdes = nfdes;
-	for (size_t i = 0; i < nfdes && !b.oom; i++)
-		if (!add_fde(&b, data, size, vaddr, &fdes[i]))
-			t->fdes_garbled++;
+	for (size_t i = 0; i < nfdes && !b->oom; i++) {
+		enum fde_outcome how = add_fde(b, data, size, vaddr, &fdes[i]);
+
+		t->fdes_garbled += how == FDE_GARBLED;
+		t->fdes_cut += how == FDE_CUT;
+	}
 	free(fdes);
-	if (b.oom) {
-		free(b.rows);
+	t->cfi_bytes = b->cfi_bytes;
+	if (b->oom) {
+		free(b->rows);
+		free(b);
 		memset(t, 0, sizeof(*t));
 		snprintf(err, errlen, "out of memory for the unwind rows");
 		return -1;
 	}
-	if (b.n && b.n < b.cap) {
-		struct pyb_unwind_row *shrunk = realloc(b.rows, b.n * sizeof(*shrunk));
+	if (b->n && b->n < b->cap) {
+		struct pyb_unwind_row *shrunk = realloc(b->rows, b->n * sizeof(*shrunk));
 
 		if (shrunk)
-			b.rows = shrunk;
+			b->rows = shrunk;
 	}
-	if (!b.n) {
-		free(b.rows);
-		b.rows = NULL;
+	if (!b->n) {
+		free(b->rows);
+		b->rows = NULL;
 	}
-	t->rows = b.rows;
-	t->n = b.n;
+	t->rows = b->rows;
+	t->n = b->n;
+	free(b);
 	return 0;
 }
 

@@ -17,10 +17,17 @@
 
 struct elf_image;
 
+/* The most bytes of call frame instructions run for one file: with each
+ * CIE's run once (cached), about the size of its .eh_frame; FDEs past it
+ * (and those over CFI_FDE_BYTES_MAX) get no rows, counted in fdes_cut. */
+#define UNWIND_CFI_BYTES_MAX (32u << 20)
+
 struct unwind_table {
 	struct pyb_unwind_row *rows; /* malloc'ed, sorted by pc */
 	size_t n;
 	size_t fdes, fdes_garbled;   /* for -v */
+	size_t fdes_cut;             /* FDEs left out by the budgets above */
+	uint64_t cfi_bytes;          /* instructions run */
 };
 
 /* Rows of an ELF file's .eh_frame. Returns 0, or -1 with a reason in err. */
