@@ -106,6 +106,14 @@ static struct native_file *file_of(struct native_maps *nm, int fd, const char *s
 	} else {
 		if (unwind_table_build(&img, &t, err, sizeof(err)) < 0)
 			t.n = 0;
+		if (t.fdes_cut || img.refused) {
+			nm->files_cut++;
+			if (nm->verbose)
+				fprintf(stderr,
+					"%s: %s read in part, within the tool's budget: %zu of %zu "
+					"functions without unwind rows, %u reads refused\n",
+					nm->tool, shown, t.fdes_cut, t.fdes, img.refused);
+		}
 		elf_image_close(&img);
 	}
 	nm->build_ns += monotonic_ns() - t0;

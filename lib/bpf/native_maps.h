@@ -47,6 +47,7 @@ struct native_maps {
 	/* for -v and the benchmarks */
 	uint64_t build_ns, load_ns; /* making rows; putting them in BPF */
 	size_t files_failed, rows_full;
+	size_t files_cut; /* read in part: over the budgets of sys/elf_image.h, sys/unwind_table.h */
 	bool verbose;
 	const char *tool;
 };

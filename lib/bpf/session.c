@@ -14,6 +14,7 @@
 
 #include "sys/cpu_list.h"
 #include "sys/cpu_time.h"
+#include "sys/native_symbols.h"
 #include "sys/perf_limits.h"
 #include "sys/proc_maps.h"
 #include "sys/proc_tree.h"
@@ -774,6 +775,26 @@ static void print_children_hint(struct tool_session *s)
 	free(kids);
 }
 
+/* Files of the targets read only in part, within the budget of
+ * sys/elf_image.h and sys/unwind_table.h (hostile or absurd ones). */
+static void print_files_cut(struct tool_session *s)
+{
+	struct native_symbols_stats st;
+
+	native_symbols_stats(s->reg.nsyms, &st);
+	if (s->native.files_cut)
+		fprintf(stderr,
+			"%s: unwind information of %zu file%s read in part, within the tool's "
+			"budget: native walks through %s may end early%s\n",
+			s->tool, s->native.files_cut, s->native.files_cut == 1 ? "" : "s",
+			s->native.files_cut == 1 ? "it" : "them", s->verbose ? "" : " (-v names them)");
+	if (st.cut)
+		fprintf(stderr,
+			"%s: symbols of %zu file%s read in part, within the tool's budget: "
+			"native frames in %s may go unnamed\n",
+			s->tool, st.cut, st.cut == 1 ? "" : "s", st.cut == 1 ? "it" : "them");
+}
+
 /* Per process, how many native walks ended before the outermost frame,
  * and why (all of them with -v). */
 static void print_native_ends(struct tool_session *s)
@@ -815,6 +836,7 @@ static void print_native_ends(struct tool_session *s)
 	if (s->verbose && target_file_no_openat2())
 		fprintf(stderr, "%s: %s\n", s->tool, TARGET_FILE_NO_OPENAT2);
 	free(v);
+	print_files_cut(s);
 }
 
 /* Off-CPU intervals whose end the kernel did not report (pyoffcpu.bpf.c:
