@@ -1,6 +1,7 @@
 """Helpers to run the BPF tools and read their folded output."""
 import os
 import subprocess
+import sys
 import threading
 import time
 
@@ -143,3 +144,72 @@ def offcpu_times(err):
     m = re.search(r"pyoffcpu: (%s) blocked; (%s) runnable waiting for a CPU" % (DURATION, DURATION),
                   err)
     return (duration_us(m.group(1)), duration_us(m.group(2))) if m else None
+
+
+# Forks the tool from a fresh, small interpreter: a process's peak RSS
+# (ru_maxrss) carries over exec, so a tool started straight from pytest
+# would report pytest's own memory as its peak.
+_MEASURE = """import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, ru = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as fp:
+    fp.write("%d %d" % (ru.ru_maxrss, status))
+"""
+
+
+def run_measured(argv, timeout=120, memory_limit_mb=None):
+    """Runs argv to its end; returns (exit status as subprocess gives it,
+    stdout, stderr, seconds, peak RSS of the tool in MB). Past TIMEOUT
+    seconds, or MEMORY_LIMIT_MB of RSS, the tool is killed (-9)."""
+    import tempfile
+    with tempfile.NamedTemporaryFile(prefix="rusage.") as report:
+        t0 = time.monotonic()
+        p = subprocess.Popen([sys.executable, "-S", "-c", _MEASURE, report.name] + list(argv),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True)
+        out, err = [], []
+        readers = [threading.Thread(target=lambda s=s, b=b: b.append(s.read()), daemon=True)
+                   for s, b in ((p.stdout, out), (p.stderr, err))]
+        for r in readers:
+            r.start()
+        while p.poll() is None:
+            over = time.monotonic() - t0 > timeout
+            if memory_limit_mb and not over:
+                over = any(rss > memory_limit_mb for rss in _children_rss_mb(p.pid))
+            if over:
+                for pid in _children(p.pid):
+                    try:
+                        os.kill(pid, 9)
+                    except ProcessLookupError:
+                        pass
+            time.sleep(0.05)
+        for r in readers:
+            r.join(30)
+        seconds = time.monotonic() - t0
+        text = report.read().decode().split()
+    if len(text) != 2:
+        return p.returncode, "".join(out), "".join(err), seconds, 0.0
+    status = int(text[1])
+    rc = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+    return rc, "".join(out), "".join(err), seconds, int(text[0]) / 1024
+
+
+def _children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as fp:
+            return [int(x) for x in fp.read().split()]
+    except OSError:
+        return []
+
+
+def _children_rss_mb(pid):
+    rss = []
+    for child in _children(pid):
+        try:
+            with open("/proc/%d/statm" % child) as fp:
+                rss.append(int(fp.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20)
+        except (OSError, IndexError, ValueError):
+            pass
+    return rss

@@ -402,7 +402,7 @@ static void test_real_files(size_t budget)
 /* ---- handcrafted sections -------------------------------------------- */
 
 struct eh {
-	uint8_t b[2048];
+	uint8_t b[80 << 10]; /* room for a CIE over CFI_FDE_BYTES_MAX */
 	size_t n;
 };
 
@@ -601,11 +601,44 @@ static void test_handcrafted(void)
 	unwind_table_free(&t);
 }
 
+/* A CIE shared by many FDEs: its instructions run once for all of them
+ * (the rows the same as from the CIE without its padding), and a CIE over
+ * the per-FDE budget gets its FDEs no rows, counted as cut. */
+static void test_shared_cie(void)
+{
+	static struct eh plain, padded, over;
+	static uint8_t nops[sizeof(cie_std) + 4000], huge[sizeof(cie_std) + CFI_FDE_BYTES_MAX];
+	static const uint8_t push[] = { 0x41, 0x0e, 0x10 }; /* +1: CFA rsp+16 */
+	struct eh *e[3] = { &plain, &padded, &over };
+	const uint8_t *insns[3] = { cie_std, nops, huge };
+	size_t len[3] = { sizeof(cie_std), sizeof(nops), sizeof(huge) };
+	struct unwind_table t[3];
+
+	memcpy(nops, cie_std, sizeof(cie_std)); /* then DW_CFA_nop */
+	memcpy(huge, cie_std, sizeof(cie_std));
+	for (int k = 0; k < 3; k++) {
+		size_t cie = add_cie(e[k], "zR", 16, insns[k], len[k]);
+
+		for (uint32_t i = 0; i < 100; i++)
+			add_fde(e[k], cie, 0x1000 + 16 * i, 16, push, sizeof(push));
+		put32(e[k], 0);
+		CHECK(build(e[k], &t[k]) == 0 && t[k].fdes == 100 && t[k].fdes_garbled == 0);
+	}
+	CHECK(t[0].n == t[1].n && t[0].n &&
+	      memcmp(t[0].rows, t[1].rows, t[0].n * sizeof(*t[0].rows)) == 0);
+	CHECK(t[1].fdes_cut == 0 && t[1].cfi_bytes < sizeof(nops) + 100 * 8);
+	CHECK(t[2].fdes_cut == 100 && t[2].cfi_bytes == 0);
+	CHECK(row_is(&t[2], 0x1000, PYB_CFA_NONE, 0, 0) && row_is(&t[2], 0x1011, PYB_CFA_NONE, 0, 0));
+	for (int k = 0; k < 3; k++)
+		unwind_table_free(&t[k]);
+}
+
 int main(int argc, char **argv)
 {
 	size_t budget = argc > 1 ? strtoul(argv[1], NULL, 10) : 4000000;
 
 	test_handcrafted();
+	test_shared_cie();
 	test_real_files(budget ? budget : 1);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
