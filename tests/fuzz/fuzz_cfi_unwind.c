@@ -28,6 +28,23 @@ static int read_stack(void *ctx, uint64_t addr, uint64_t *value)
 	return 0;
 }
 
+/* rows as a count and a hash, to compare two runs */
+struct rows_seen {
+	uint64_t n, hash;
+};
+
+static int see_row(void *ctx, uint64_t loc, const struct cfi_row *row)
+{
+	struct rows_seen *r = ctx;
+
+	r->n++;
+	r->hash = (r->hash ^ loc ^ (uint64_t)row->cfa_reg ^ (uint64_t)row->cfa_off) * 1099511628211ULL;
+	for (int i = 0; i < XREG_COUNT; i++)
+		r->hash = (r->hash ^ (uint64_t)row->reg[i].kind ^ (uint64_t)row->reg[i].value) *
+			  1099511628211ULL;
+	return r->n > 100000; /* bounded: advances are at least a byte of instructions */
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_in in = { data, size };
@@ -54,6 +71,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (eh_frame_cfi(copy, len, vaddr, &fdes[i], &cfi) < 0)
 			continue;
 		FUZZ_CHECK(cfi.start == fdes[i].start && cfi.end == fdes[i].end);
+		{
+			/* the CIE's row run once and reused: the same rows as run each time */
+			struct rows_seen a = { 0, 0 }, b = { 0, 0 };
+			struct cfi_row initial;
+			int ra = cfi_each_row(&cfi, see_row, &a), rb = -1;
+
+			if (cfi_initial_row(&cfi, &initial))
+				rb = cfi_each_row_from(&cfi, &initial, see_row, &b);
+			FUZZ_CHECK(ra == rb && (ra < 0 || (a.n == b.n && a.hash == b.hash)));
+			FUZZ_CHECK(a.n <= 2 + cfi.fde_len); /* a row per advance, each a byte or more */
+			if (cfi.cie_len + cfi.fde_len > CFI_FDE_BYTES_MAX)
+				FUZZ_CHECK(ra < 0); /* over the budget: not run */
+		}
 		memset(&regs, 0, sizeof(regs));
 		for (int r = 0; r < XREG_COUNT; r++)
 			proc_regs_set(&regs, r, STACK_AT + 8 * (uint64_t)r);

@@ -57,6 +57,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_file_set(&file, data, size);
 	if (elf_image_open(&img, file.path) != 0)
 		return 0;
+	FUZZ_CHECK(img.nshdrs <= ELF_IMAGE_SECTIONS_MAX && img.nphdrs <= ELF_IMAGE_PHDRS_MAX);
+	FUZZ_CHECK(img.file_size == size && img.bytes_read <= 2 * (uint64_t)size + 128);
 	for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
 		if (elf_image_symbol(&img, symbols[i], &value, &vsize) != 0)
 			continue;
@@ -88,6 +90,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(strlen(small) < sizeof(small));
 	(void)elf_image_each_string(&img, ".rodata", each_string, &versions);
 	(void)elf_image_each_string(&img, ".dynstr", stop_at_first, NULL);
+	FUZZ_CHECK(img.bytes_read <= ELF_IMAGE_READ_BUDGET);
+	{
+		/* a section's bytes are read once: the same questions again read nothing */
+		uint64_t read_before = img.bytes_read;
+
+		for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++)
+			(void)elf_image_symbol(&img, symbols[i], &value, &vsize);
+		(void)elf_image_debuglink(&img, name, sizeof(name));
+		(void)elf_image_each_string(&img, ".rodata", each_string, &versions);
+		FUZZ_CHECK(img.bytes_read == read_before);
+	}
 	elf_image_close(&img);
 	return 0;
 }

@@ -76,6 +76,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	FUZZ_CHECK(t.fdes_garbled <= t.fdes && (t.rows != NULL) == (t.n > 0));
+	FUZZ_CHECK(t.fdes_garbled + t.fdes_cut <= t.fdes);
+	/* the instructions run: each CIE's once (while cached) and each FDE's;
+	 * never past the per-file cap by more than one FDE's worth */
+	FUZZ_CHECK(t.cfi_bytes <= UNWIND_CFI_BYTES_MAX + CFI_FDE_BYTES_MAX);
+	FUZZ_CHECK(t.n <= 2 * t.fdes + t.cfi_bytes + 1);
 	for (size_t i = 0; i < t.n; i++) {
 		const struct pyb_unwind_row *r = &t.rows[i];
 
