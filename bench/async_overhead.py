@@ -14,7 +14,6 @@ Usage: sudo bench/async_overhead.py [--python /usr/bin/python3.11]
        [--seconds 8] [--rounds 3]
 """
 import argparse
-import ctypes
 import os
 import re
 import statistics
@@ -25,41 +24,14 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import smoke  # noqa: E402
+from bpf_progs import bpf_stats, verified_insns  # noqa: E402
+
 REPO = os.path.dirname(HERE)
 BUILD = os.environ.get("PYBPF_BUILD", os.path.join(REPO, "build"))
 PYPROFILE = os.path.join(BUILD, "tools", "pyprofile")
 WORKLOAD = os.path.join(REPO, "tests", "workloads", "asyncio_tasks.py")
-STATS = "/proc/sys/kernel/bpf_stats_enabled"
-
-SYS_BPF = 321  # x86_64
-BPF_PROG_GET_FD_BY_ID, BPF_OBJ_GET_INFO_BY_FD = 13, 15
-INFO_NAME, INFO_VERIFIED_INSNS = 64, 216  # offsets in struct bpf_prog_info
-
-
-def verified_insns(tool_pid, name=b"on_sample"):
-    """verified_insns of the program called name that process tool_pid holds."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    fdinfo = "/proc/%d/fdinfo" % tool_pid
-    for fd in os.listdir(fdinfo):
-        try:
-            with open(os.path.join(fdinfo, fd)) as fp:
-                prog_id = [int(x.split()[1]) for x in fp if x.startswith("prog_id:")]
-        except OSError:
-            continue
-        for pid in prog_id:
-            attr = (ctypes.c_uint32 * 3)(pid, 0, 0)
-            pfd = libc.syscall(SYS_BPF, BPF_PROG_GET_FD_BY_ID, attr, ctypes.sizeof(attr))
-            if pfd < 0:
-                continue
-            buf = ctypes.create_string_buffer(256)
-            info = (ctypes.c_uint64 * 2)(pfd | (256 << 32), ctypes.addressof(buf))
-            ok = libc.syscall(SYS_BPF, BPF_OBJ_GET_INFO_BY_FD, info, ctypes.sizeof(info)) == 0
-            os.close(pfd)
-            if ok and buf.raw[INFO_NAME:INFO_NAME + 16].rstrip(b"\0") == name:
-                return int.from_bytes(buf.raw[INFO_VERIFIED_INSNS:INFO_VERIFIED_INSNS + 4],
-                                      "little")
-    return None
-
 
 def profile(pid, seconds, tasks):
     """pyprofile -v -F 999 on pid; returns (ns per run, verified instructions)."""
@@ -90,31 +62,28 @@ def main():
     ap.add_argument("--python", default="/usr/bin/python3.11")
     ap.add_argument("--seconds", type=float, default=8)
     ap.add_argument("--rounds", type=int, default=3)
-    args = ap.parse_args()
+    smoke.option(ap)
+    args = smoke.apply(ap.parse_args(), seconds=1, rounds=1)
     if os.geteuid() != 0:
         sys.exit("run as root")
-    old = open(STATS).read().strip()
-    with open(STATS, "w") as f:
-        f.write("1")
     tmp = tempfile.mkdtemp()
     wl = subprocess.Popen([args.python, WORKLOAD, os.path.join(tmp, "state.json"), "cpu"])
     results = {False: [], True: []}
     insns = {}
     try:
-        time.sleep(1)
-        for r in range(args.rounds):
-            for tasks in (False, True):
-                ns, n, err = profile(wl.pid, args.seconds, tasks)
-                if ns is None:
-                    sys.exit("no BPF run time in pyprofile's output:\n" + err)
-                results[tasks].append(ns)
-                insns[tasks] = n or insns.get(tasks)
-                print("round %d, %-10s %5d ns per sample, %s instructions verified"
-                      % (r + 1, "--async:" if tasks else "default:", ns, n), flush=True)
+        with bpf_stats():
+            time.sleep(1)
+            for r in range(args.rounds):
+                for tasks in (False, True):
+                    ns, n, err = profile(wl.pid, args.seconds, tasks)
+                    if ns is None:
+                        sys.exit("no BPF run time in pyprofile's output:\n" + err)
+                    results[tasks].append(ns)
+                    insns[tasks] = n or insns.get(tasks)
+                    print("round %d, %-10s %5d ns per sample, %s instructions verified"
+                          % (r + 1, "--async:" if tasks else "default:", ns, n), flush=True)
     finally:
         wl.kill()
-        with open(STATS, "w") as f:
-            f.write(old)
     print()
     print("python: %s; asyncio workload (3 tasks, ~15 frames); %d rounds of %.0f s at 999 Hz"
           % (args.python, args.rounds, args.seconds))

@@ -2,7 +2,6 @@
 """pyprofile side by side with austin, the sampler Debian packages (a
 benchmark, not a test; it prints figures).
 
-    sudo sysctl kernel.bpf_stats_enabled=1
     sudo bench/peer_austin.py [--rounds N] [--seconds S] [--rates 99,999]
 
 Both profile the same CPU-bound workload (bench/shares_go.py: burn_a and
@@ -45,7 +44,8 @@ PYTHON = "/usr/bin/python3.11"
 WORKLOAD = os.path.join(REPO, "bench", "shares_go.py")
 FUNCS = ("burn_a", "burn_b")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tool_overhead import prog_fds  # noqa: E402
+import smoke  # noqa: E402
+from bpf_progs import bpf_stats, prog_fds  # noqa: E402
 
 
 def cpu_ns(pid):
@@ -68,8 +68,6 @@ def prepare():
         sys.exit("no austin in %s: run `sudo ./setup.sh austin` first" % host(AUSTIN))
     if not os.access(PYTHON, os.X_OK):
         sys.exit("no %s" % PYTHON)
-    if open("/proc/sys/kernel/bpf_stats_enabled").read().strip() != "1":
-        sys.exit("sysctl kernel.bpf_stats_enabled=1 first")
 
 
 def start_profiler(kind, pid, hz, out):
@@ -176,7 +174,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--rates", default="99,999")
-    args = ap.parse_args()
+    smoke.option(ap)
+    args = smoke.apply(ap.parse_args(), rounds=1, seconds=0.5)
     prepare()
     kinds = ["none", "pyprofile", "austin"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -214,4 +213,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with bpf_stats():
+        main()

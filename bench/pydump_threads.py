@@ -31,6 +31,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import smoke  # noqa: E402
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYDUMP = os.path.join(os.environ.get("PYBPF_BUILD", os.path.join(REPO, "build")), "tools",
                       "pydump")
@@ -107,7 +110,8 @@ def main():
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--python", default="/usr/bin/python3.11")
     ap.add_argument("--fifo", action="store_true", help="run pydump at SCHED_FIFO 50")
-    args = ap.parse_args()
+    smoke.option(ap)
+    args = smoke.apply(ap.parse_args(), threads=4, depth=3, runs=1)
     prefix = ["chrt", "-f", "50"] if args.fifo else []
     worker = subprocess.Popen([args.python, "-c", WORKER, str(args.threads), str(args.depth)],
                               stdout=subprocess.PIPE)

@@ -24,7 +24,9 @@ REPO = os.path.dirname(HERE)
 BUILD = os.environ.get("PYBPF_BUILD", os.path.join(REPO, "build"))
 PYPROFILE = os.path.join(BUILD, "tools", "pyprofile")
 WORKLOAD = os.path.join(HERE, "deep_cpu.py")
-STATS = "/proc/sys/kernel/bpf_stats_enabled"
+sys.path.insert(0, HERE)
+import smoke  # noqa: E402
+from bpf_progs import bpf_stats  # noqa: E402
 
 
 def run_workload(python, seconds, profile_hz=None):
@@ -49,13 +51,11 @@ def main():
     ap.add_argument("--python", default="/usr/bin/python3.11")
     ap.add_argument("--seconds", type=float, default=6)
     ap.add_argument("--rounds", type=int, default=3)
-    args = ap.parse_args()
+    smoke.option(ap)
+    args = smoke.apply(ap.parse_args(), seconds=1, rounds=1)
     if os.geteuid() != 0:
         sys.exit("run as root")
-    old = open(STATS).read().strip()
-    with open(STATS, "w") as f:
-        f.write("1")
-    try:
+    with bpf_stats():
         ratios = {99: [], 999: []}
         per_sample = []
         for r in range(args.rounds):
@@ -68,9 +68,6 @@ def main():
                     per_sample.append((int(m.group(1)), int(m.group(2))))
                 print("round %d, %4d Hz: %.1f it/s profiled vs %.1f unprofiled (ratio %.3f)"
                       % (r + 1, hz, prof, base, prof / base), flush=True)
-    finally:
-        with open(STATS, "w") as f:
-            f.write(old)
     print()
     print("python: %s; stack depth 30; %d rounds of %.0f s" % (args.python, args.rounds,
                                                               args.seconds))

@@ -2,7 +2,6 @@
 """How pyprofile scales with many Python processes and many threads (a
 benchmark, not a test; it prints figures).
 
-    sudo sysctl kernel.bpf_stats_enabled=1
     sudo bench/scale.py [--seconds S] [--procs N] [--threads T]
                         [--big-threads B] [--load CORES] [--only system|big] [--rt]
 
@@ -30,7 +29,7 @@ sampling program; samples of registered Python processes; those with Python
 frames; samples expected from the workload's CPU time x HZ), processes
 registered, truncated / unreadable / not counted / events lost, the
 profiler's CPU time (user+sys from wait4) and BPF run time
-(kernel.bpf_stats_enabled, summed over all its programs' fdinfo), and its
+(the kernel's accounting, turned on for the run, summed over all its programs' fdinfo), and its
 peak RSS (ru_maxrss from wait4, and VmHWM as last polled).
 
 Without --only, both runs are done, system first. Worker mode (internal):
@@ -48,6 +47,10 @@ import subprocess
 import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bpf_progs  # noqa: E402
+import smoke  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(os.environ.get("PYBPF_BUILD", os.path.join(REPO, "build")), "tools")
@@ -220,24 +223,7 @@ def start_workload(kind, nprocs, nthreads, duty, timeout=300):
 
 def prog_fds(pid):
     """{fd: (prog_type, run_time_ns, run_cnt)} of the BPF programs of pid."""
-    out = {}
-    d = "/proc/%d/fdinfo" % pid
-    try:
-        names = os.listdir(d)
-    except OSError:
-        return out
-    for fd in names:
-        try:
-            with open(os.path.join(d, fd)) as f:
-                text = f.read()
-        except OSError:
-            continue
-        if "prog_type:" not in text:
-            continue
-        f = dict(re.findall(r"^(\w+):\s+(\S+)", text, re.M))
-        out[int(fd)] = (int(f["prog_type"]), int(f.get("run_time_ns", 0)),
-                        int(f.get("run_cnt", 0)))
-    return out
+    return {p.fd: (p.prog_type, p.run_time_ns, p.run_cnt) for p in bpf_progs.prog_fds(pid)}
 
 
 def cpu_ticks(pid):
@@ -265,7 +251,7 @@ def reader(stream, lines):
         lines.append((time.monotonic(), line))
 
 
-PERF_EVENT_PROG = 7  # BPF_PROG_TYPE_PERF_EVENT
+PERF_EVENT_PROG = bpf_progs.PERF_EVENT
 PYFRAME = re.compile(r" \(.*:\d+\)$")
 
 
@@ -277,6 +263,8 @@ def realtime():
 
 
 def profile(hz, seconds, workload_pids, target_pid=None):
+    """pyprofile on target_pid (a string: one PID or a list), or else
+    system-wide."""
     folded = "/tmp/scale-%d-%s.folded" % (os.getpid(), "big" if target_pid else "system")
     cmd = [PYPROFILE, "-v", "-F", str(hz), "-f", "-o", folded]
     if target_pid:
@@ -419,7 +407,7 @@ def summarize(kind, res, hz, seconds, nprocs, nthreads, ready_s):
             res["bpf_ns"] / 1e9, 100 * res["bpf_ns"] / 1e9 / seconds, seconds)
         f["BPF sampling ns/sample"] = fmt(ns / runs if runs else None, "%.0f")
     else:
-        f["BPF time all progs"] = "- (kernel.bpf_stats_enabled=0)"
+        f["BPF time all progs"] = "- (no BPF accounting)"
     f["peak RSS (maxrss / VmHWM)"] = "%.1f / %.1f MiB" % (res["maxrss_kb"] / 1024,
                                                           res["hwm_kb"] / 1024)
     return f
@@ -457,7 +445,10 @@ def run_case(kind, args):
         pids, ready_s = start_workload(kind, nprocs, nthreads, duty)
         print("[%s] ready after %.1f s; %s" % (kind, ready_s, "running pyprofile"), flush=True)
         time.sleep(1)
-        res = profile(hz, args.seconds, pids, None if kind == "system" else pids[0])
+        # --smoke: the system case profiles only its workload (-p PID,...),
+        # not every Python process of a machine shared with other work
+        target = pids[0] if kind == "big" else ",".join(map(str, pids)) if args.smoke else None
+        res = profile(hz, args.seconds, pids, target)
     finally:
         cleanup()
     print("[%s] %s\n%s" % (kind, res["cmd"], "".join(
@@ -479,16 +470,14 @@ def main():
     ap.add_argument("--rt", action="store_true",
                     help="pyprofile at real-time priority (SCHED_FIFO 10): its own cost on a "
                          "machine busy with other work")
-    args = ap.parse_args()
+    smoke.option(ap)
+    args = smoke.apply(ap.parse_args(), seconds=1, procs=3, threads=3, big_threads=10)
     global RT
     RT = args.rt
     if os.geteuid() != 0:
         sys.exit("run as root")
     if not os.access(PYPROFILE, os.X_OK):
         sys.exit("no %s: ninja -C build" % PYPROFILE)
-    with open("/proc/sys/kernel/bpf_stats_enabled") as f:
-        if f.read().strip() != "1":
-            print("note: kernel.bpf_stats_enabled=0, BPF run time not measured", flush=True)
     atexit.register(cleanup)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
     cols = {}
@@ -500,4 +489,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        main()
+    else:
+        with bpf_progs.bpf_stats():
+            main()

@@ -2,7 +2,6 @@
 """What pyprofile costs before its first sample (a benchmark, not a test;
 it prints figures).
 
-    sudo sysctl kernel.bpf_stats_enabled=1
     sudo bench/startup.py [--procs N] [--rounds R] [--only p|system]
                           [--build DIR ...] [--rt]
 
@@ -19,7 +18,7 @@ cold run left ("warm": every later run). Builds without the cache compile
 every time.
 
 Figures per run: seconds from exec to the first run of the sampling program
-(seen in /proc/PID/fdinfo: needs kernel.bpf_stats_enabled=1), CPU seconds
+(seen in /proc/PID/fdinfo, with the kernel's accounting on for the run), CPU seconds
 used until then (the tool and the compiler child it waited for, from
 /proc/PID/stat, 10 ms ticks), the tool's peak RSS until then (VmHWM), and
 the peak RSS of the tool or its compiler child over the run (ru_maxrss).
@@ -39,10 +38,13 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bpf_progs  # noqa: E402
+import smoke  # noqa: E402
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = "/usr/bin/python3.11"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-PERF_EVENT_PROG = 7  # BPF_PROG_TYPE_PERF_EVENT
 WORKER = ("import os, sys, threading, time\n"
           "def nap():\n"
           "    while True: time.sleep(1)\n"
@@ -77,22 +79,8 @@ def stop_workers(wr):
 
 def sampled(pid):
     """Whether the perf-event program of pid has run."""
-    d = "/proc/%d/fdinfo" % pid
-    try:
-        names = os.listdir(d)
-    except OSError:
-        return False
-    for fd in names:
-        try:
-            with open(os.path.join(d, fd)) as f:
-                text = f.read()
-        except OSError:
-            continue
-        m = re.search(r"prog_type:\s+(\d+)", text)
-        r = re.search(r"run_cnt:\s+(\d+)", text)
-        if m and r and int(m.group(1)) == PERF_EVENT_PROG and int(r.group(1)) > 0:
-            return True
-    return False
+    return any(p.prog_type == bpf_progs.PERF_EVENT and p.run_cnt > 0
+               for p in bpf_progs.prog_fds(pid))
 
 
 def cpu_s(pid):
@@ -157,7 +145,8 @@ def main():
                     help="build directory (default: build); repeat to compare")
     ap.add_argument("--rt", action="store_true",
                     help="run pyprofile with a real-time priority (SCHED_FIFO 10)")
-    a = ap.parse_args()
+    smoke.option(ap)
+    a = smoke.apply(ap.parse_args(), rounds=1, procs=3)
     if os.geteuid() != 0:
         sys.exit("run as root")
     builds = a.build or [os.path.join(REPO, "build")]
@@ -191,4 +180,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with bpf_progs.bpf_stats():
+        main()

@@ -3,10 +3,9 @@
 test; it prints figures): interleaved rounds of the same
 workload with and without the tool attached; the workload's timed window
 starts only after the tool has compiled and attached (go on stdin), and BPF
-accounting (kernel.bpf_stats_enabled) is read from the tool's program fds
+accounting (turned on for the run) is read from the tool's program fds
 at the start and the end of that window.
 
-    sudo sysctl kernel.bpf_stats_enabled=1
     sudo bench/tool_overhead.py pyoffcpu|pygil|pyprofile [--rounds N] [--seconds S]
                                 [--hz HZ] [--extra "TOOL OPTIONS"]
 
@@ -23,6 +22,10 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import smoke  # noqa: E402
+from bpf_progs import bpf_stats, prog_fds  # noqa: E402
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(os.environ.get("PYBPF_BUILD", os.path.join(REPO, "build")), "tools")
 PY = "/usr/bin/python3.11"
@@ -34,23 +37,6 @@ WORKLOADS = {
     "pygil": (lambda s: [PY, os.path.join(REPO, "examples/demo/gil_demo.py"), "--seconds",
                          str(s), "--spin-only", "--go-on-stdin"], "iterations_per_second"),
 }
-
-
-def prog_fds(pid):
-    """[(fd, prog_type, run_time_ns, run_cnt)] of the BPF programs of pid."""
-    out = []
-    d = "/proc/%d/fdinfo" % pid
-    for fd in sorted(os.listdir(d), key=int):
-        try:
-            text = open(os.path.join(d, fd)).read()
-        except OSError:
-            continue
-        if "prog_type:" not in text:
-            continue
-        f = dict(re.findall(r"^(\w+):\s+(\S+)", text, re.M))
-        out.append((int(fd), int(f["prog_type"]), int(f.get("run_time_ns", 0)),
-                    int(f.get("run_cnt", 0))))
-    return out
 
 
 def cpu_ticks(pid):
@@ -112,12 +98,11 @@ def main():
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--hz", type=int, default=0, help="pyprofile -F")
     ap.add_argument("--extra", default="", help="more tool options, space-separated")
-    args = ap.parse_args()
+    smoke.option(ap)
+    args = smoke.apply(ap.parse_args(), rounds=1, seconds=0.5)
     EXTRA.extend(args.extra.split())
     if args.hz:
         EXTRA.extend(["-F", str(args.hz)])
-    if open("/proc/sys/kernel/bpf_stats_enabled").read().strip() != "1":
-        sys.exit("sysctl kernel.bpf_stats_enabled=1 first")
     ratios, per_event, per_run, tool_cpu = [], [], [], []
     for r in range(args.rounds):
         order = (False, True) if r % 2 == 0 else (True, False)
@@ -156,4 +141,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with bpf_stats():
+        main()

@@ -13,10 +13,9 @@ look-up for a process that is not traced. This measures, per system call:
 in three modes, interleaved over rounds: no tool; pyoffcpu --no-reasons
 (sched_switch and wakeup programs only); pyoffcpu (with the system-call
 programs). The cost of reason tracking is the difference between the last
-two; the kernel's own accounting of the two programs (sysctl
-kernel.bpf_stats_enabled=1) is printed too.
+two; the kernel's own accounting of the two programs (turned on for the
+run) is printed too.
 
-    sudo sysctl kernel.bpf_stats_enabled=1
     sudo bench/wait_reasons_overhead.py [--rounds N] [--calls N]
 """
 import argparse
@@ -26,6 +25,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import smoke  # noqa: E402
+from bpf_progs import bpf_stats  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOL = os.path.join(os.environ.get("PYBPF_BUILD", os.path.join(REPO, "build")), "tools",
@@ -105,7 +108,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--calls", type=int, default=2000000)
-    a = ap.parse_args()
+    smoke.option(ap)
+    a = smoke.apply(ap.parse_args(), rounds=1, calls=20000)
     if os.geteuid() != 0:
         sys.exit("run as root")
     results = {m: [] for m in MODES}
@@ -129,4 +133,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with bpf_stats():
+        main()

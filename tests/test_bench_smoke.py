@@ -1,0 +1,63 @@
+"""Every benchmark in bench/ runs, once, in its tiny --smoke mode, against
+the tools as built, and exits 0: a benchmark can no longer rot unseen
+(bench/peer_austin.py and bench/scale.py once crashed at their first round
+for months). Their figures are not judged here: speed belongs in the
+benchmarks, not in timed tests.
+
+Needs root (the tools load BPF programs). Run with:
+
+    PYBPF_BUILD=$PWD/build /usr/bin/python3 -m pytest -q tests/test_bench_smoke.py
+"""
+import glob
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(REPO, "bench")
+BUILD = os.environ.get("PYBPF_BUILD", os.path.join(REPO, "build"))
+AUSTIN = os.path.join(os.environ.get("PYBPF_CACHE", "/var/cache/pybpf-tools"),
+                      "chroots/sid/opt/austin/root/usr/bin/austin")
+
+# script -> the argument lists of its smoke runs
+SCRIPTS = {
+    "async_overhead.py": [[]],
+    "native_cost.py": [[]],
+    "peer_austin.py": [["--rates", "99"]],
+    "pydump_threads.py": [[]],
+    "pyprofile_overhead.py": [[]],
+    "report.py": [["-o", os.devnull]],
+    "scale.py": [[]],
+    "startup.py": [["--only", "p"]],
+    "tool_overhead.py": [["pyprofile"], ["pyoffcpu"], ["pygil"]],
+    "wait_reasons_overhead.py": [[]],
+}
+# run by the scripts above, not by themselves
+MODULES = {"bpf_progs.py", "smoke.py", "deep_cpu.py", "deep_cpu_go.py", "deep_native.py",
+           "shares_go.py"}
+
+
+def test_every_script_is_smoke_tested():
+    found = {os.path.basename(p) for p in glob.glob(os.path.join(BENCH, "*.py"))}
+    assert found - set(SCRIPTS) - MODULES == set(), "bench/ scripts without a smoke run"
+    assert set(SCRIPTS) | MODULES <= found, "listed here, gone from bench/"
+
+
+@pytest.mark.parametrize("script,args", [(s, a) for s, runs in sorted(SCRIPTS.items())
+                                         for a in runs],
+                         ids=lambda v: v if isinstance(v, str) else " ".join(v) or "-")
+def test_smoke(script, args):
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    if script == "peer_austin.py" and not os.access(AUSTIN, os.X_OK):
+        pytest.skip("no austin: sudo ./setup.sh austin")
+    if not os.access(os.path.join(BUILD, "tools", "pyprofile"), os.X_OK):
+        pytest.fail("tools not built in %s" % BUILD)
+    r = subprocess.run([sys.executable, os.path.join(BENCH, script), "--smoke"] + args,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True, timeout=300,
+                       env=dict(os.environ, PYBPF_BUILD=BUILD))
+    assert r.returncode == 0, "%s %s exited %d:\n%s" % (script, args, r.returncode,
+                                                        r.stdout[-6000:])
