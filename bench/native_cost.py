@@ -47,7 +47,7 @@ def run(python, seconds, hz=None, extra=(), fixed=None, pyprofile=PYPROFILE):
     With hz, appends to fixed pyprofile's (start-up s, finish s, CPU s):
     exec to sampling, end of sampling to exit (drain, names, report), and
     its CPU time for the whole run (user + sys)."""
-    wl = subprocess.Popen([python, WORKLOAD, str(seconds + 4)], stdout=subprocess.PIPE,
+    wl = subprocess.Popen([python, WORKLOAD, str(seconds + 6)], stdout=subprocess.PIPE,
                           universal_newlines=True)
     err = ""
     if hz:

@@ -11,7 +11,13 @@
  * Registers come from the event (a sample or uprobe in user mode) or, in
  * the kernel, from the task's saved user registers (bpf_task_pt_regs).
  *
- * Compile-time parameters (-D): UNWIND_ROWS, NATIVE_STACKS_SIZE.
+ * With PYB_PYTHON_ROOT (the default; 0 with --startup-frames), a walk
+ * stops at the outermost eval-loop run of the Python stack walked just
+ * before it: the frames below it (the interpreter's start-up, a thread's
+ * bootstrap) are the ones the report leaves out, often a third of them.
+ *
+ * Compile-time parameters (-D): UNWIND_ROWS, NATIVE_STACKS_SIZE,
+ * PYB_PYTHON_ROOT.
  */
 #ifndef PYBPF_NATIVE_UNWIND_BPF_H
 #define PYBPF_NATIVE_UNWIND_BPF_H
@@ -20,6 +26,9 @@
 
 #ifndef USER_STACKS
 #define USER_STACKS 1
+#endif
+#ifndef PYB_PYTHON_ROOT
+#define PYB_PYTHON_ROOT 1
 #endif
 /* 8-byte rows: 8 MiB of kernel memory, enough for hundreds of libraries
  * (libpython ~60K rows, libc ~25K); one row when native stacks are off */
@@ -48,6 +57,12 @@ struct pyb_uregs {
 	u64 ip, sp, bp;
 };
 
+/* Rows found lately, per CPU (in the walk's scratch), by address: the same
+ * few hundred call sites recur in every sample. An entry is only a guess,
+ * checked against the table as it is now (pyb_find_row), so it can never
+ * be stale: a miss costs the check. */
+#define PYB_ROW_CACHE 512
+
 /* Per-CPU room for a walk: more than the BPF stack can hold beside the
  * callers' frames. */
 struct pyb_native_scratch {
@@ -59,6 +74,8 @@ struct pyb_native_scratch {
 	u64 h;     /* hash of the frames so far */
 	u32 pid;
 	u32 done;  /* the walk is over (st.end says why) */
+	u32 evals_left; /* eval-loop frames until the outermost, or 0: walk on */
+	u32 row_cache[PYB_ROW_CACHE]; /* unwind_rows index per hashed address */
 };
 BPF_PERCPU_ARRAY(native_scratch, struct pyb_native_scratch, 1);
 /* walks per way they ended (enum pyb_native_end), per process */
@@ -67,14 +84,37 @@ BPF_HASH(native_ends, u64, u64, 16384);
 /* Where a file's rows can be: 2^20 rows searched in 20 halvings. */
 #define PYB_ROW_SEARCH_STEPS 20
 
-/* The row of file m for address pc (as linked): the last with row.pc <= pc. */
-static __always_inline struct pyb_unwind_row *pyb_find_row(const struct pyb_native_map *m, u64 pc)
+/* Row idx if it is the row of file m for address pc (one of the file's
+ * rows, with row.pc <= pc, and its last or followed by one with row.pc >
+ * pc: rows are sorted), else NULL. */
+static __always_inline struct pyb_unwind_row *pyb_row_if(const struct pyb_native_map *m, u32 idx,
+							 u64 pc)
+{
+	u32 next = idx + 1;
+	struct pyb_unwind_row *r = unwind_rows.lookup(&idx), *after;
+
+	if (!r || idx - m->first_row >= m->nrows || r->pc > pc)
+		return NULL;
+	if (next - m->first_row >= m->nrows)
+		return r;
+	after = unwind_rows.lookup(&next);
+	return after && after->pc > pc ? r : NULL;
+}
+
+/* The row of file m for address pc (as linked): the last with row.pc <= pc;
+ * the CPU's cache of recent rows first, else a binary search. */
+static __always_inline struct pyb_unwind_row *pyb_find_row(struct pyb_native_scratch *ns,
+							   const struct pyb_native_map *m, u64 pc)
 {
 	u32 lo = 0, n = m->nrows, first = m->first_row, idx;
+	u32 slot = (u32)((pc ^ ((u64)first << 7)) * 0x9e3779b1U) >> 23 & (PYB_ROW_CACHE - 1);
 	struct pyb_unwind_row *r;
 
 	if (!n)
 		return NULL;
+	r = pyb_row_if(m, ns->row_cache[slot], pc);
+	if (r)
+		return r;
 	for (int k = 0; k < PYB_ROW_SEARCH_STEPS; k++) {
 		u32 half = n >> 1;
 
@@ -90,6 +130,7 @@ static __always_inline struct pyb_unwind_row *pyb_find_row(const struct pyb_nati
 	r = unwind_rows.lookup(&idx);
 	if (!r || r->pc > pc)
 		return NULL;
+	ns->row_cache[slot] = idx;
 	return r;
 }
 
@@ -113,7 +154,8 @@ static __always_inline void pyb_native_end_count(u32 pid, u32 why)
  * reason the walk ends (PYB_NATIVE_COMPLETE: the caller is in r), or -1
  * to go on.
  */
-static __always_inline int pyb_native_step(const struct pyb_native_map *m, struct pyb_uregs *r,
+static __always_inline int pyb_native_step(struct pyb_native_scratch *ns,
+					   const struct pyb_native_map *m, struct pyb_uregs *r,
 					   bool leaf)
 {
 	u64 cfa, ra, bp = r->bp;
@@ -128,7 +170,7 @@ static __always_inline int pyb_native_step(const struct pyb_native_map *m, struc
 			return PYB_NATIVE_UNREADABLE;
 		cfa = r->bp + 16;
 	} else {
-		struct pyb_unwind_row *row = pyb_find_row(m, pc);
+		struct pyb_unwind_row *row = pyb_find_row(ns, m, pc);
 		u32 kind = row ? row->kind : PYB_CFA_NONE;
 
 		if (kind == PYB_CFA_NONE)
@@ -213,6 +255,45 @@ static __always_inline struct pyb_native_scratch *pyb_native_begin_task(u32 pid)
 }
 
 /*
+ * The eval-loop runs of the Python stack walked just before on this CPU
+ * (this thread's, in pyb_scratch_map): its entry frames, or from 3.12 its
+ * shims; 0 if it is not whole or there is none (pyb_current_stack empties
+ * it then). Counted in the walk's first step, a program of its own: the
+ * entry program's BPF stack is full.
+ */
+static __always_inline u32 pyb_python_evals(u32 pid)
+{
+	u32 zero = 0, n = 0, len;
+	struct pyb_scratch *s = pyb_scratch_map.lookup(&zero);
+
+	if (!s || s->stack.pid != pid ||
+	    (s->stack.flags & (PYB_STACK_TRUNCATED | PYB_STACK_READ_ERROR)))
+		return 0;
+	len = s->stack.len;
+#pragma clang loop unroll(disable)
+	for (u32 i = 0; i < PYB_MAX_FRAMES; i++) {
+		u32 fl;
+
+		if (i >= len)
+			break;
+		fl = s->stack.frames[i % PYB_MAX_FRAMES].flags;
+		n += (fl | fl >> 1) & 1;
+	}
+	return n;
+}
+
+/* 1 if ip is in the process's eval loop, else 0 (user addresses are below
+ * 2^63: a difference's sign bit is the compare, without a branch). */
+static __always_inline u32 pyb_in_eval(const struct pyb_proc *proc, u64 ip)
+{
+	u64 in = 0;
+
+	for (int k = 0; k < PYB_EVAL_RANGES; k++)
+		in |= ((ip - proc->eval_end[k]) >> 63) & ~((ip - proc->eval_start[k]) >> 63);
+	return (u32)(in & 1);
+}
+
+/*
  * Up to PYB_NATIVE_BATCH more frames. A registered process whose walk
  * meets an address in no known file is marked for user space to read its
  * mappings again (a library loaded since), once until it has. The reason
@@ -239,6 +320,14 @@ static __always_inline void pyb_native_batch(void *ctx, struct pyb_native_scratc
 		st->ips[i] = r->ip;
 		st->len = i + 1;
 		ns->h = (ns->h ^ r->ip) * 0x100000001b3ULL;
+		if (PYB_PYTHON_ROOT && proc && ns->evals_left) {
+			ns->evals_left -= pyb_in_eval(proc, r->ip);
+			if (!ns->evals_left) {
+				st->end = PYB_NATIVE_PYTHON_ROOT;
+				ns->done = 1;
+				return;
+			}
+		}
 		__builtin_memcpy(ns->mk.addr, &be, sizeof(be));
 		m = native_maps.lookup(&ns->mk);
 		if (!m) {
@@ -254,7 +343,7 @@ static __always_inline void pyb_native_batch(void *ctx, struct pyb_native_scratc
 			}
 			return;
 		}
-		end = pyb_native_step(m, r, i == 0);
+		end = pyb_native_step(ns, m, r, i == 0);
 		if (end >= 0) {
 			st->end = (u32)end;
 			ns->done = 1;
@@ -317,8 +406,11 @@ static __always_inline struct pyb_native_scratch *pyb_native_chain_step(void *ct
 	u32 zero = 0;
 	struct pyb_native_scratch *ns = native_scratch.lookup(&zero);
 
-	if (ns)
-		pyb_native_batch(ctx, ns);
+	if (!ns)
+		return NULL;
+	if (PYB_PYTHON_ROOT && !ns->st.len)
+		ns->evals_left = pyb_python_evals(ns->pid);
+	pyb_native_batch(ctx, ns);
 	return ns;
 }
 

@@ -100,6 +100,7 @@ static __always_inline u64 pyb_current_stack(void *ctx, struct pyb_proc *proc,
 
 	if (ts)
 		return pyb_walk_and_store(ctx, proc, L, frame, s, pid);
+	s->stack.len = 0; /* no Python stack: the native walk goes on to the end */
 	pyb_stat(PYB_STAT_NO_TSTATE);
 	return 0;
 }

@@ -241,6 +241,7 @@ static int compile(const struct options *o, struct tool_session *s)
 
 	tool_cflag(&f, "-DPYSTACKS_SIZE=65536");
 	tool_cflag(&f, "-DCOUNTS_SIZE=65536");
+	tool_cflag(&f, "-DPYB_PYTHON_ROOT=%d", !o->cli.startup_frames);
 	tool_cflag(&f, "-DEPISODE_GAP_NS=%lluULL", GIL_EPISODE_GAP_NS);
 	tool_cflag(&f, "-DTHREAD_FILTER=%d", (int)o->cli.tid);
 	tool_cflag(&f, "-DGIL_SIZE=%d", PY_GIL_STRUCT_SIZE);

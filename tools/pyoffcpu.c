@@ -227,6 +227,7 @@ static int compile(struct tool_session *s, const struct options *o)
 	tool_cflag(&f, "-DWAIT_REASONS=%d", !o->no_reasons);
 	tool_cflag(&f, "-DPYSTACKS_SIZE=65536");
 	tool_cflag(&f, "-DCOUNTS_SIZE=65536");
+	tool_cflag(&f, "-DPYB_PYTHON_ROOT=%d", !o->cli.startup_frames);
 	if (o->tasks)
 		tool_cflag(&f, "-DPYB_ASYNC=1");
 	return tool_compile(s, pyoffcpu_bpf_text, &f);

@@ -247,6 +247,7 @@ static int compile(const struct options *o, struct tool_session *s)
 	tool_cflag(&f, "-DKERNEL_STACKS=%d", !o->user_only);
 	tool_cflag(&f, "-DPYSTACKS_SIZE=65536");
 	tool_cflag(&f, "-DCOUNTS_SIZE=65536");
+	tool_cflag(&f, "-DPYB_PYTHON_ROOT=%d", !o->cli.startup_frames);
 	if (o->tasks)
 		tool_cflag(&f, "-DPYB_ASYNC=1");
 	if (!o->wall)

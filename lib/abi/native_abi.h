@@ -84,6 +84,10 @@ enum pyb_native_end {
 	PYB_NATIVE_TOO_DEEP,       /* more than PYB_MAX_NATIVE frames */
 	PYB_NATIVE_BAD_FRAME,      /* a caller's frame below its callee's */
 	PYB_NATIVE_NO_REGS,        /* no user registers (a kernel thread) */
+	PYB_NATIVE_PYTHON_ROOT,    /* reached the outermost eval-loop run of the
+				    * Python stack: what is below (the
+				    * interpreter's start-up) is left out, as
+				    * the report does (--startup-frames walks on) */
 	PYB_NATIVE_END_KINDS
 };
 

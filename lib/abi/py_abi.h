@@ -72,6 +72,10 @@ enum pyb_proc_flags {
 					    space reads the mappings again (and clears it) */
 };
 
+/* Code ranges of the eval loop kept for BPF (a process with more has
+ * none: its native walks go to the outermost frame). */
+#define PYB_EVAL_RANGES 4
+
 /* A registered Python process (key: host tgid). */
 struct pyb_proc {
 	pyb_u64 runtime_addr;
@@ -80,6 +84,9 @@ struct pyb_proc {
 	pyb_u32 flags;
 	pyb_s32 pthread_tid_offset;
 	pyb_u32 pad;
+	/* _PyEval_EvalFrameDefault's code in the process, [start, end);
+	 * unused ranges are 0, 0 */
+	pyb_u64 eval_start[PYB_EVAL_RANGES], eval_end[PYB_EVAL_RANGES];
 };
 
 enum pyb_frame_flags {

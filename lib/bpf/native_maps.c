@@ -300,6 +300,7 @@ const char *native_end_text(int why)
 	case PYB_NATIVE_TOO_DEEP: return "went deeper than the deepest stack kept (127 frames)";
 	case PYB_NATIVE_BAD_FRAME: return "found a caller's frame below its callee's";
 	case PYB_NATIVE_NO_REGS: return "had no user registers";
+	case PYB_NATIVE_PYTHON_ROOT: return "stopped at the outermost eval loop";
 	default: return "ended for an unknown reason";
 	}
 }

@@ -186,6 +186,12 @@ static int register_bpf(struct py_registry *r, struct py_target *t)
 	cfg.runtime_addr = t->proc.runtime_addr;
 	cfg.layout = (uint32_t)t->layout;
 	cfg.pthread_tid_offset = t->proc.pthread_tid_offset;
+	/* where native walks may stop: the eval loop (all of it, or none) */
+	if (t->proc.eval_ranges <= PYB_EVAL_RANGES)
+		for (int i = 0; i < t->proc.eval_ranges; i++) {
+			cfg.eval_start[i] = t->proc.eval_code[i].start;
+			cfg.eval_end[i] = t->proc.eval_code[i].end;
+		}
 	/* its files' unwind rows first: BPF walks only what it can read */
 	t->native = false;
 	if (r->native) {

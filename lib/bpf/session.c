@@ -810,12 +810,14 @@ static void print_native_ends(struct tool_session *s)
 
 		for (int k = 0; k < PYB_NATIVE_END_KINDS; k++)
 			all += v[i].n[k];
-		early = all - v[i].n[PYB_NATIVE_COMPLETE];
+		/* stopping at the outermost eval loop is not early: what is
+		 * left out is what the report leaves out */
+		early = all - v[i].n[PYB_NATIVE_COMPLETE] - v[i].n[PYB_NATIVE_PYTHON_ROOT];
 		if (!all || (!early && !s->verbose))
 			continue;
 		why[0] = '\0';
 		for (int k = 1; k < PYB_NATIVE_END_KINDS && used < sizeof(why); k++)
-			if (v[i].n[k])
+			if (v[i].n[k] && k != PYB_NATIVE_PYTHON_ROOT)
 				used += (size_t)snprintf(why + used, sizeof(why) - used, "%s%llu %s",
 							 used ? ", " : ": ",
 							 (unsigned long long)v[i].n[k],
