@@ -8,6 +8,7 @@
 #include "cpython/frames.h"
 #include "cpython/pyobj.h"
 #include "sys/proc_maps.h"
+#include "sys/bytes_at.h"
 #include "sys/remote_mem.h"
 
 #define CHAIN_MAX 256      /* awaits followed per task (a longer chain is cut) */
@@ -154,22 +155,6 @@ static int find_task(const struct reader *R, uint64_t addr)
 			hi = mid - 1;
 	}
 	return -1;
-}
-
-static uint64_t u64_at(const uint8_t *buf, int32_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, buf + off, sizeof(v));
-	return v;
-}
-
-static int32_t i32_at(const uint8_t *buf, int32_t off)
-{
-	int32_t v;
-
-	memcpy(&v, buf + off, sizeof(v));
-	return v;
 }
 
 /* A task's name object: a str, or (3.13+, until asked) an int N for "Task-N". */

@@ -6,6 +6,7 @@
 
 #include "cpython/linetable.h"
 #include "abi/py_abi.h"
+#include "sys/bytes_at.h"
 #include "sys/remote_mem.h"
 
 #define STR_MAX_CHARS 1024   /* longer names are cut, never read whole */
@@ -177,23 +178,6 @@ void py_code_fields(const struct py_process *p, struct py_code_fields *f)
 				    : -1;
 }
 
-static uint64_t u64_in(const uint8_t *buf, int32_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, buf + off, sizeof(v));
-	return v;
-}
-
-static int32_t i32_in(const uint8_t *buf, int32_t off)
-{
-	int32_t v = 0;
-
-	if (off >= 0)
-		memcpy(&v, buf + off, sizeof(v));
-	return v;
-}
-
 int py_code_identity_read(struct py_process *p, uint64_t code, struct py_code_identity *id)
 {
 	struct py_code_fields f;
@@ -217,14 +201,14 @@ int py_code_identity_read(struct py_process *p, uint64_t code, struct py_code_id
 			end = fields[i] + 8;
 	if (end > (int32_t)sizeof(head) || remote_read(p->pid, code, head, (size_t)end) < 0)
 		return -1;
-	id->type = u64_in(head, p->off.object_type);
-	id->name = u64_in(head, f.name);
-	id->filename = u64_in(head, f.filename);
-	id->linetable = u64_in(head, f.linetable);
-	id->firstlineno = i32_in(head, f.firstlineno);
-	id->units = i32_in(head, f.units);
-	id->version = i32_in(head, f.version);
-	id->firsttraceable = i32_in(head, f.firsttraceable);
+	id->type = u64_at(head, p->off.object_type);
+	id->name = u64_at(head, f.name);
+	id->filename = u64_at(head, f.filename);
+	id->linetable = u64_at(head, f.linetable);
+	id->firstlineno = i32_at(head, f.firstlineno);
+	id->units = i32_at(head, f.units);
+	id->version = i32_at(head, f.version);
+	id->firsttraceable = i32_at(head, f.firsttraceable);
 	id->ident = PYB_CODE_IDENT(str_ident(p, id->name), str_ident(p, id->filename),
 				   lines_ident(p, id->linetable), id->firstlineno, id->units,
 				   id->version);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cpython/code.h"
+#include "sys/bytes_at.h"
 #include "sys/remote_mem.h"
 
 int py_frames_first(struct py_process *p, uint64_t tstate, uint64_t *frame)
@@ -37,22 +38,6 @@ static size_t frame_span(const struct py_offsets *o)
 		if (fields[i] > max)
 			max = fields[i];
 	return (size_t)max + 8;
-}
-
-static uint64_t u64_at(const uint8_t *buf, int32_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, buf + off, sizeof(v));
-	return v;
-}
-
-static int32_t i32_at(const uint8_t *buf, int32_t off)
-{
-	int32_t v;
-
-	memcpy(&v, buf + off, sizeof(v));
-	return v;
 }
 
 /* Start of the bytecode a 3.11+ frame executes. */
