@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cpython/frames.h"
-#include "cpython/pyobj.h"
+#include "cpython/objects.h"
 #include "sys/proc_maps.h"
 #include "sys/bytes_at.h"
 #include "sys/remote_mem.h"
@@ -19,7 +19,7 @@ struct reader {
 	struct py_process *p;
 	const struct py_async_rules *r;
 	struct py_async_layout L;
-	struct pyobj o;
+	struct py_objects o;
 	/* asyncio's classes, from its modules; 0 if that module is not loaded */
 	uint64_t c_task, py_task, gathering, taskgroup;
 	uint64_t current_tasks; /* asyncio.tasks._current_tasks (3.11-3.13) */
@@ -74,7 +74,7 @@ static int weakref_candidate_fn(uint64_t key, uint64_t value, void *arg)
 	struct reader *R = arg;
 
 	(void)value;
-	return add_candidate(R, pyobj_weakref_target(&R->o, key)) < 0 ? -1 : 0;
+	return add_candidate(R, py_weakref_target(&R->o, key)) < 0 ? -1 : 0;
 }
 
 /* A weakref.WeakSet's members: its "data" attribute, a set of weak refs. */
@@ -82,8 +82,8 @@ static void weakset_candidates(struct reader *R, uint64_t ws)
 {
 	uint64_t data;
 
-	if (ws && pyobj_getattr(&R->o, ws, "data", &data) == 0)
-		pyobj_set_each(&R->o, data, weakref_candidate_fn, R);
+	if (ws && py_obj_getattr(&R->o, ws, "data", &data) == 0)
+		py_set_each(&R->o, data, PY_TASKS_MAX, weakref_candidate_fn, R);
 }
 
 /* 3.14+: tasks linked through task_node from a list head. */
@@ -91,12 +91,12 @@ static void list_candidates(struct reader *R, uint64_t head)
 {
 	uint64_t node = 0;
 
-	if (pyobj_u64(&R->o, head + (uint64_t)R->L.llist_next, &node) < 0)
+	if (py_obj_read_u64(&R->o, head + (uint64_t)R->L.llist_next, &node) < 0)
 		return;
 	for (int n = 0; node && node != head && n < PY_TASKS_MAX; n++) {
 		if (add_candidate(R, node - (uint64_t)R->L.task_node) < 0)
 			return;
-		if (pyobj_u64(&R->o, node + (uint64_t)R->L.llist_next, &node) < 0)
+		if (py_obj_read_u64(&R->o, node + (uint64_t)R->L.llist_next, &node) < 0)
 			return;
 	}
 }
@@ -104,31 +104,32 @@ static void list_candidates(struct reader *R, uint64_t head)
 /* asyncio's classes and the tasks its module keeps, for one interpreter. */
 static void module_candidates(struct reader *R, uint64_t interp)
 {
-	const struct pyobj *o = &R->o;
-	uint64_t modules = 0, tasks = 0, v = 0;
+	const struct py_objects *o = &R->o;
+	uint64_t modules = 0, tasks = 0, groups = 0, v = 0;
 
-	if (pyobj_u64(o, interp + (uint64_t)R->L.interp_modules, &modules) < 0 ||
-	    pyobj_module_dict(o, modules, "asyncio.tasks", &tasks) != 0)
+	if (py_obj_read_u64(o, interp + (uint64_t)R->L.interp_modules, &modules) < 0 ||
+	    py_module_dict_by_name(o, modules, "asyncio.tasks", &tasks) != 0)
 		return;
 	R->out->asyncio_loaded = true;
-	if (!R->py_task && pyobj_dict_get(o, tasks, "_PyTask", &v) == 0)
+	if (!R->py_task && py_dict_get(o, tasks, "_PyTask", &v) == 0)
 		R->py_task = v;
-	if (!R->c_task && pyobj_dict_get(o, tasks, "_CTask", &v) == 0)
+	if (!R->c_task && py_dict_get(o, tasks, "_CTask", &v) == 0)
 		R->c_task = v;
-	if (!R->gathering && pyobj_dict_get(o, tasks, "_GatheringFuture", &v) == 0)
+	if (!R->gathering && py_dict_get(o, tasks, "_GatheringFuture", &v) == 0)
 		R->gathering = v;
 	if (!R->taskgroup &&
-	    pyobj_module_global(o, modules, "asyncio.taskgroups", "TaskGroup", &v) == 0)
+	    py_module_dict_by_name(o, modules, "asyncio.taskgroups", &groups) == 0 &&
+	    py_dict_get(o, groups, "TaskGroup", &v) == 0)
 		R->taskgroup = v;
-	if (R->r->task_lists == PY_TASKS_ALL_WEAKSET && pyobj_dict_get(o, tasks, "_all_tasks", &v) == 0)
+	if (R->r->task_lists == PY_TASKS_ALL_WEAKSET && py_dict_get(o, tasks, "_all_tasks", &v) == 0)
 		weakset_candidates(R, v);
 	if (R->r->task_lists != PY_TASKS_ALL_WEAKSET) {
-		if (pyobj_dict_get(o, tasks, "_scheduled_tasks", &v) == 0)
+		if (py_dict_get(o, tasks, "_scheduled_tasks", &v) == 0)
 			weakset_candidates(R, v);
-		if (pyobj_dict_get(o, tasks, "_eager_tasks", &v) == 0)
-			pyobj_set_each(o, v, candidate_fn, R);
+		if (py_dict_get(o, tasks, "_eager_tasks", &v) == 0)
+			py_set_each(o, v, PY_TASKS_MAX, candidate_fn, R);
 	}
-	if (!R->current_tasks && pyobj_dict_get(o, tasks, "_current_tasks", &v) == 0)
+	if (!R->current_tasks && py_dict_get(o, tasks, "_current_tasks", &v) == 0)
 		R->current_tasks = v;
 }
 
@@ -162,9 +163,9 @@ static void read_name(struct reader *R, uint64_t obj, char *buf, size_t len)
 {
 	int64_t n;
 
-	if (pyobj_str(&R->o, obj, buf, len) == 0)
+	if (py_obj_str(&R->o, obj, buf, len) == 0)
 		return;
-	if (pyobj_long(&R->o, obj, &n) == 0) {
+	if (py_obj_i64(&R->o, obj, &n) == 0) {
 		snprintf(buf, len, "Task-%lld", (long long)n);
 		return;
 	}
@@ -173,7 +174,7 @@ static void read_name(struct reader *R, uint64_t obj, char *buf, size_t len)
 
 static bool is_task_type(const struct reader *R, uint64_t type)
 {
-	return pyobj_type_is_sub(&R->o, type, R->c_task) || pyobj_type_is_sub(&R->o, type, R->py_task);
+	return py_type_is_sub(&R->o, type, R->c_task) || py_type_is_sub(&R->o, type, R->py_task);
 }
 
 /* A C task (_asyncio.Task or a subclass): its struct, read whole and checked. */
@@ -203,9 +204,9 @@ static bool read_py_task(struct reader *R, uint64_t addr, struct py_task *t, uin
 	uint64_t name = 0, state = 0;
 	char s[16];
 
-	if (pyobj_getattr(&R->o, addr, "_state", &state) != 0 ||
-	    pyobj_str(&R->o, state, s, sizeof(s)) < 0 ||
-	    pyobj_getattr(&R->o, addr, "_name", &name) != 0)
+	if (py_obj_getattr(&R->o, addr, "_state", &state) != 0 ||
+	    py_obj_str(&R->o, state, s, sizeof(s)) < 0 ||
+	    py_obj_getattr(&R->o, addr, "_name", &name) != 0)
 		return false;
 	if (strcmp(s, "PENDING") == 0)
 		t->state = PY_TASK_PENDING;
@@ -215,9 +216,9 @@ static bool read_py_task(struct reader *R, uint64_t addr, struct py_task *t, uin
 		t->state = PY_TASK_DONE;
 	else
 		return false;
-	pyobj_getattr(&R->o, addr, "_coro", &t->coro);
-	pyobj_getattr(&R->o, addr, "_fut_waiter", waiter);
-	if (*waiter == R->o.t.none)
+	py_obj_getattr(&R->o, addr, "_coro", &t->coro);
+	py_obj_getattr(&R->o, addr, "_fut_waiter", waiter);
+	if (*waiter == R->o.none)
 		*waiter = 0;
 	read_name(R, name, t->name, sizeof(t->name));
 	t->python_task = true;
@@ -247,14 +248,14 @@ static uint64_t awaited_object(struct reader *R, uint64_t frame, const uint8_t *
 		int32_t top = i32_at(buf, R->L.frame_stacktop);
 
 		if (top < 1 || top > 1 << 16 ||
-		    pyobj_u64(&R->o, frame + (uint64_t)R->L.frame_localsplus + 8 * (uint64_t)(top - 1),
+		    py_obj_read_u64(&R->o, frame + (uint64_t)R->L.frame_localsplus + 8 * (uint64_t)(top - 1),
 			      &obj) < 0)
 			return 0;
 		return obj;
 	}
 	uint64_t sp = u64_at(buf, R->L.frame_stackpointer) & ~7ULL;
 
-	if (!sp || pyobj_u64(&R->o, sp + 8 * (uint64_t)(int64_t)R->r->await_slot, &obj) < 0)
+	if (!sp || py_obj_read_u64(&R->o, sp + 8 * (uint64_t)(int64_t)R->r->await_slot, &obj) < 0)
 		return 0;
 	return obj & ~R->p->rules->stackref_tag_mask;
 }
@@ -274,10 +275,10 @@ static void read_chain(struct reader *R, struct py_task *t)
 	if (coro)
 		t->root_frame = coro + (uint64_t)R->L.gen_iframe;
 	for (int depth = 0; depth < CHAIN_MAX && coro; depth++) {
-		uint64_t type = pyobj_type(&R->o, coro), frame, code, instr;
+		uint64_t type = py_obj_type(&R->o, coro), frame, code, instr;
 		int8_t state;
 
-		if (type != R->o.t.coro && type != R->o.t.gen)
+		if (type != R->o.t_coro && type != R->o.t_gen)
 			break; /* a future's iterator, or a coroutine we cannot look into */
 		frame = coro + (uint64_t)R->L.gen_iframe;
 		if (remote_read(R->p->pid, coro + (uint64_t)R->L.gen_frame_state, &state, 1) < 0 ||
@@ -354,16 +355,16 @@ static uint64_t taskgroup_in_chain(struct reader *R, const struct py_task *t)
 		uint64_t qualname = 0, self = 0;
 		char name[64];
 
-		if (pyobj_u64(&R->o, t->frames[i].code + (uint64_t)R->p->off.code_qualname,
+		if (py_obj_read_u64(&R->o, t->frames[i].code + (uint64_t)R->p->off.code_qualname,
 			      &qualname) < 0 ||
-		    pyobj_str(&R->o, qualname, name, sizeof(name)) < 0 ||
+		    py_obj_str(&R->o, qualname, name, sizeof(name)) < 0 ||
 		    (strcmp(name, "TaskGroup.__aexit__") != 0 && strcmp(name, "TaskGroup._aexit") != 0))
 			continue;
 		/* self: the first local */
-		if (pyobj_u64(&R->o, t->frames[i].frame + (uint64_t)R->L.frame_localsplus, &self) < 0)
+		if (py_obj_read_u64(&R->o, t->frames[i].frame + (uint64_t)R->L.frame_localsplus, &self) < 0)
 			continue;
 		self &= ~R->p->rules->stackref_tag_mask;
-		if (pyobj_type_is_sub(&R->o, pyobj_type(&R->o, self), R->taskgroup))
+		if (py_type_is_sub(&R->o, py_obj_type(&R->o, self), R->taskgroup))
 			return self;
 	}
 	return 0;
@@ -381,19 +382,19 @@ static int classify_wait(struct reader *R, int i)
 		t->awaits = PY_AWAITS_NOTHING;
 		return 0;
 	}
-	type = pyobj_type(&R->o, t->awaited);
+	type = py_obj_type(&R->o, t->awaited);
 	group = taskgroup_in_chain(R, t);
 	if (is_task_type(R, type)) {
 		t->awaits = PY_AWAITS_TASK;
 		return add_edge(R, i, find_task(R, t->awaited));
 	}
-	if (pyobj_type_is_sub(&R->o, type, R->gathering)) {
+	if (py_type_is_sub(&R->o, type, R->gathering)) {
 		uint64_t kids[256];
 		int n = -1;
 
 		t->awaits = PY_AWAITS_GATHER;
-		if (pyobj_getattr(&R->o, t->awaited, "_children", &v) == 0)
-			n = pyobj_sequence(&R->o, v, kids, 256);
+		if (py_obj_getattr(&R->o, t->awaited, "_children", &v) == 0)
+			n = py_sequence(&R->o, v, kids, 256, NULL);
 		for (int k = 0; k < n; k++)
 			if (add_edge(R, i, find_task(R, kids[k])) < 0)
 				return -1;
@@ -401,8 +402,8 @@ static int classify_wait(struct reader *R, int i)
 	}
 	if (group) {
 		t->awaits = PY_AWAITS_TASKGROUP;
-		if (pyobj_getattr(&R->o, group, "_tasks", &v) == 0)
-			return pyobj_set_each(&R->o, v, edge_fn, &e) < 0 ? -1 : 0;
+		if (py_obj_getattr(&R->o, group, "_tasks", &v) == 0)
+			return py_set_each(&R->o, v, PY_TASKS_MAX, edge_fn, &e) < 0 ? -1 : 0;
 		return 0;
 	}
 	t->awaits = PY_AWAITS_FUTURE;
@@ -418,12 +419,12 @@ static int recorded_awaiters(struct reader *R, int i)
 	struct edge_ctx e = { R, -1, i };
 
 	if (t->python_task || R->L.task_awaited_by < 0 ||
-	    pyobj_u64(&R->o, t->addr + (uint64_t)R->L.task_awaited_by, &by) < 0 || !by ||
+	    py_obj_read_u64(&R->o, t->addr + (uint64_t)R->L.task_awaited_by, &by) < 0 || !by ||
 	    remote_read(R->p->pid, t->addr + (uint64_t)R->L.task_awaited_by_is_set, &is_set, 1) < 0)
 		return 0;
 	if (!is_set)
 		return edge_fn(by, 0, &e);
-	return pyobj_set_each(&R->o, by, edge_fn, &e) < 0 ? -1 : 0;
+	return py_set_each(&R->o, by, PY_TASKS_MAX, edge_fn, &e) < 0 ? -1 : 0;
 }
 
 static int cmp_edge(const void *a, const void *b)
@@ -474,11 +475,11 @@ static int read_tasks(struct reader *R)
 			continue;
 		memset(t, 0, sizeof(*t));
 		t->addr = R->cand[i];
-		type = pyobj_type(&R->o, t->addr);
-		if (pyobj_type_is_sub(&R->o, type, R->c_task) ||
+		type = py_obj_type(&R->o, t->addr);
+		if (py_type_is_sub(&R->o, type, R->c_task) ||
 		    (!R->c_task && R->L.task_is_task >= 0 && R->r->task_lists == PY_TASKS_LINKED_LISTS))
 			ok = read_c_task(R, t->addr, t, &waiter);
-		else if (pyobj_type_is_sub(&R->o, type, R->py_task))
+		else if (py_type_is_sub(&R->o, type, R->py_task))
 			ok = read_py_task(R, t->addr, t, &waiter);
 		else
 			ok = false;
@@ -509,7 +510,7 @@ static int running_fn(uint64_t key, uint64_t value, void *arg)
 
 static bool is_loop(const struct reader *R, uint64_t obj)
 {
-	return obj && obj != R->o.t.none;
+	return obj && obj != R->o.none;
 }
 
 /* Whether thread ts runs an event loop now. */
@@ -519,15 +520,15 @@ static bool thread_has_loop(struct reader *R, uint64_t ts)
 
 	switch (R->r->running_loop) {
 	case PY_LOOP_TSTATE:
-		return pyobj_u64(&R->o, ts + (uint64_t)R->L.tstate_running_loop, &v) == 0 &&
+		return py_obj_read_u64(&R->o, ts + (uint64_t)R->L.tstate_running_loop, &v) == 0 &&
 		       is_loop(R, v);
 	case PY_LOOP_TS_DICT:
 	case PY_LOOP_TS_DICT_HOLDER:
-		if (pyobj_u64(&R->o, ts + (uint64_t)R->L.tstate_dict, &dict) < 0 || !dict ||
-		    pyobj_dict_get(&R->o, dict, "__asyncio_running_event_loop__", &v) != 0)
+		if (py_obj_read_u64(&R->o, ts + (uint64_t)R->L.tstate_dict, &dict) < 0 || !dict ||
+		    py_dict_get(&R->o, dict, "__asyncio_running_event_loop__", &v) != 0)
 			return false;
 		if (R->r->running_loop == PY_LOOP_TS_DICT_HOLDER &&
-		    pyobj_u64(&R->o, v + (uint64_t)R->L.running_holder_loop, &v) < 0)
+		    py_obj_read_u64(&R->o, v + (uint64_t)R->L.running_holder_loop, &v) < 0)
 			return false;
 		return is_loop(R, v);
 	}
@@ -541,7 +542,7 @@ static void find_running(struct reader *R, const struct py_thread *threads, int 
 	struct py_frame *frames = NULL;
 
 	if (R->current_tasks)
-		pyobj_dict_each(&R->o, R->current_tasks, running_fn, R);
+		py_dict_each(&R->o, R->current_tasks, PY_SCAN_MAX, running_fn, R);
 	for (int k = 0; k < nthreads; k++) {
 		const struct py_thread *th = &threads[k];
 		uint64_t rt = 0;
@@ -552,7 +553,7 @@ static void find_running(struct reader *R, const struct py_thread *threads, int 
 		    a->nloop_threads < (int)(sizeof(a->loop_threads) / sizeof(a->loop_threads[0])))
 			a->loop_threads[a->nloop_threads++] = th->host_tid;
 		if (R->L.tstate_running_task >= 0 &&
-		    pyobj_u64(&R->o, th->tstate + (uint64_t)R->L.tstate_running_task, &rt) == 0 && rt) {
+		    py_obj_read_u64(&R->o, th->tstate + (uint64_t)R->L.tstate_running_task, &rt) == 0 && rt) {
 			int i = find_task(R, rt);
 
 			if (i >= 0) {
@@ -601,9 +602,6 @@ static void collect(struct reader *R, const struct py_thread *threads, int nthre
 	}
 }
 
-_Static_assert(sizeof(struct pyobj_types) <= sizeof(((struct py_asyncio_ctx *)0)->types),
-	       "py_asyncio_ctx.types too small");
-
 /* The offsets and types of p: from ctx when it has them, else looked up
  * (and kept in ctx once _asyncio is there to be read). */
 static int open_reader(struct reader *R, struct py_asyncio_ctx *ctx)
@@ -616,24 +614,22 @@ static int open_reader(struct reader *R, struct py_asyncio_ctx *ctx)
 		R->L = ctx->L;
 		out->source = ctx->source;
 		memcpy(out->extension, ctx->extension, sizeof(out->extension));
+		R->o = ctx->objects;
 		R->o.p = R->p;
-		R->o.L = &R->L;
-		memcpy(&R->o.t, ctx->types, sizeof(R->o.t));
 		return 0;
 	}
 	rc = py_async_layout_load(R->p, &R->L, &out->source, out->extension,
 				  sizeof(out->extension), err, sizeof(err));
 	if (rc < 0)
 		return py_process_fail(R->p, PY_FAIL_UNSUPPORTED, "%s", err);
-	if (pyobj_init(&R->o, R->p, &R->L) < 0)
-		return py_process_fail(R->p, PY_FAIL_UNSUPPORTED, "no built-in type symbols in %s",
-				       R->p->interp_path);
+	if (py_objects_init(&R->o, R->p) < 0)
+		return py_process_fail(R->p, PY_FAIL_UNSUPPORTED, "%s", R->o.why);
 	if (ctx && rc == 0) {
 		ctx->ready = true;
 		ctx->L = R->L;
 		ctx->source = out->source;
 		memcpy(ctx->extension, out->extension, sizeof(ctx->extension));
-		memcpy(ctx->types, &R->o.t, sizeof(R->o.t));
+		ctx->objects = R->o;
 	}
 	return 0;
 }

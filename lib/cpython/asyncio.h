@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include "cpython/asyncio_layout.h"
+#include "cpython/objects.h"
 #include "cpython/process.h"
 #include "cpython/threads.h"
 
@@ -89,7 +90,7 @@ struct py_asyncio_ctx {
 	struct py_async_layout L;
 	enum py_async_source source;
 	char extension[256];
-	uint64_t types[16]; /* struct pyobj_types, opaque here */
+	struct py_objects objects; /* the object reader, set up for the process */
 };
 
 /*

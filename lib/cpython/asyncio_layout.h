@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Struct offsets an asyncio reader needs beyond the frame walker's: the
- * generic objects it must look into (types, dicts, sets, weak references,
- * generators) and asyncio's own futures and tasks. Where they come from:
+ * Struct offsets an asyncio reader needs beyond the frame walker's and the
+ * object reader's (cpython/objects.h): the thread and interpreter states'
+ * asyncio fields, generators' embedded frames, and asyncio's own futures
+ * and tasks. Where they come from:
  *   3.14+  the _asyncio module's published debug offsets (section
  *          AsyncioDebug) and the interpreter's _Py_DebugOffsets, completed
  *          by a few fields those do not publish (see asyncio_layout.c);
@@ -19,15 +20,6 @@
 #include "cpython/process.h"
 
 #define PY_ASYNC_LAYOUT_FIELDS(X)                                                              \
-	/* PyTypeObject, PyHeapTypeObject */                                                  \
-	X(type_name) X(type_basicsize) X(type_flags) X(type_base) X(type_dictoffset)         \
-	X(type_mro) X(type_dict) X(heaptype_cached_keys)                                                   \
-	/* dicts: PyDictObject, PyDictKeysObject, PyDictValues */                            \
-	X(dict_keys) X(dict_values) X(keys_log2_size) X(keys_log2_index_bytes) X(keys_kind)   \
-	X(keys_nentries) X(keys_indices) X(values_values)                                     \
-	/* sets, lists, tuples, weak references, modules, ints */                             \
-	X(set_used) X(set_mask) X(set_table) X(var_size) X(list_items) X(tuple_items)          \
-	X(weakref_object) X(module_dict) X(long_digits)                                       \
 	/* the interpreter and thread states */                                               \
 	X(interp_modules) X(tstate_dict) X(tstate_running_loop) X(tstate_running_task)        \
 	X(tstate_tasks_head) X(interp_tasks_head) X(llist_next)                               \

@@ -9,104 +9,6 @@
 #include "sys/bytes_at.h"
 #include "sys/remote_mem.h"
 
-#define STR_MAX_CHARS 1024   /* longer names are cut, never read whole */
-#define STR_PLAUSIBLE (1 << 20) /* a longer "name" or "file name" is garbage */
-
-size_t utf8_encode(uint32_t cp, char out[4])
-{
-	if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		cp = 0xfffd;
-	if (cp < 0x80) {
-		out[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		out[0] = (char)(0xc0 | (cp >> 6));
-		out[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		out[0] = (char)(0xe0 | (cp >> 12));
-		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		out[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	out[0] = (char)(0xf0 | (cp >> 18));
-	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	out[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
-static int read_obj_type(struct py_process *p, uint64_t addr, uint64_t *type)
-{
-	return remote_read_u64(p->pid, addr + (uint64_t)p->off.object_type, type);
-}
-
-int py_read_string(struct py_process *p, uint64_t addr, char *buf, size_t len)
-{
-	uint8_t raw[STR_MAX_CHARS * 4];
-	uint64_t type = 0, data;
-	int64_t length = 0;
-	uint32_t state = 0;
-	unsigned kind, compact, ascii, shift;
-	size_t chars, out = 0;
-	bool cut;
-
-	if (len < 8)
-		return -1;
-	buf[0] = '\0';
-	if (!addr || read_obj_type(p, addr, &type) < 0 || type != p->unicode_type)
-		return -1;
-	if (remote_read(p->pid, addr + (uint64_t)p->off.unicode_length, &length, 8) < 0 ||
-	    remote_read(p->pid, addr + (uint64_t)p->off.unicode_state, &state, 4) < 0 ||
-	    length < 0 || length > STR_PLAUSIBLE)
-		return -1;
-	/* state: interned (2 bits; a whole byte in free-threaded 3.14+), then
-	 * kind:3, compact:1, ascii:1. */
-	shift = (unsigned)p->rules->str_state_interned_bits;
-	kind = (state >> shift) & 7;
-	compact = (state >> (shift + 3)) & 1;
-	ascii = (state >> (shift + 4)) & 1;
-	if (kind != 1 && kind != 2 && kind != 4)
-		return -1;
-	if (compact)
-		data = addr + (uint64_t)(ascii ? p->off.unicode_ascii_size : p->off.unicode_compact_size);
-	else if (remote_read_u64(p->pid, addr + (uint64_t)p->off.unicode_compact_size, &data) < 0)
-		return -1; /* legacy string: data.any pointer follows the compact header */
-	cut = length > STR_MAX_CHARS;
-	chars = cut ? STR_MAX_CHARS : (size_t)length;
-	if (remote_read(p->pid, data, raw, chars * kind) < 0)
-		return -1;
-	for (size_t i = 0; i < chars; i++) {
-		uint32_t cp;
-		char enc[4];
-		size_t n;
-
-		if (kind == 1)
-			cp = raw[i];
-		else if (kind == 2)
-			cp = (uint32_t)raw[2 * i] | (uint32_t)raw[2 * i + 1] << 8;
-		else
-			memcpy(&cp, raw + 4 * i, 4);
-		if (cp < 0x20 || cp == 0x7f)
-			cp = 0xfffd; /* names never hold these; keep output line-safe */
-		n = utf8_encode(cp, enc);
-		if (out + n + 4 > len) {
-			cut = true;
-			break;
-		}
-		memcpy(buf + out, enc, n);
-		out += n;
-	}
-	if (cut && out + 4 <= len) {
-		memcpy(buf + out, "...", 3);
-		out += 3;
-	}
-	buf[out] = '\0';
-	return 0;
-}
-
 static int read_bytes_object(struct py_process *p, uint64_t addr, uint8_t **data, size_t *len)
 {
 	uint64_t type = 0;
@@ -115,7 +17,7 @@ static int read_bytes_object(struct py_process *p, uint64_t addr, uint8_t **data
 
 	*data = NULL;
 	*len = 0;
-	if (!addr || read_obj_type(p, addr, &type) < 0 || type != p->bytes_type)
+	if (!addr || remote_read_u64(p->pid, addr + (uint64_t)p->off.object_type, &type) < 0 || type != p->bytes_type)
 		return -1;
 	if (remote_read(p->pid, addr + (uint64_t)p->off.bytes_size, &size, 8) < 0 || size < 0 ||
 	    size > PY_LINETABLE_MAX)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "cpython/process.h"
+#include "cpython/str_object.h" /* py_read_string, for the names of code objects */
 
 #define PY_NAME_MAX 512
 #define PY_FILENAME_MAX 1024
@@ -44,12 +45,6 @@ struct py_code_info {
 	struct py_code_identity ident;
 };
 
-/*
- * Reads a str object into buf as UTF-8 (truncated to fit, marked with
- * "..."). Returns 0, or -1 if addr is not a readable str.
- */
-int py_read_string(struct py_process *p, uint64_t addr, char *buf, size_t len);
-
 /* Reads the identity of the object at code (the code object in one read
  * where the layout allows, then its name and file strings). Returns 0, or
  * -1 if it cannot be read. */
@@ -61,8 +56,5 @@ void py_code_info_free(struct py_code_info *ci);
 
 /* Current line for a byte offset into the code's bytecode; -1 if unknown. */
 int py_code_line(const struct py_process *p, const struct py_code_info *ci, int64_t offset);
-
-/* Appends code point cp as UTF-8 (U+FFFD for invalid ones). For tests too. */
-size_t utf8_encode(uint32_t cp, char out[4]);
 
 #endif

@@ -41,9 +41,9 @@
  * asyncio, per minor. Sources: Lib/asyncio/tasks.py and Modules/_asynciomodule.c
  * (where tasks are kept), Include/internal/pycore_frame.h (PyFrameState),
  * Objects/genobject.c (_PyGen_yf: how a suspended await is recognised and
- * where the awaited object sits), Include/internal/pycore_object.h (managed
- * dicts), Include/opcode.h (RESUME). 3.15 renumbered the frame states and
- * keeps the awaited object one slot deeper (stackpointer[-2]).
+ * where the awaited object sits), Include/opcode.h (RESUME). 3.15
+ * renumbered the frame states and keeps the awaited object one slot
+ * deeper (stackpointer[-2]).
  */
 #define NO_STATE INT8_MIN
 #define ASYNC_NONE { .task_lists = PY_TASKS_UNSUPPORTED }
@@ -52,36 +52,32 @@
 #define ASYNC_10 ASYNC_NONE
 #define ASYNC_11                                                                               \
 	{ .task_lists = PY_TASKS_ALL_WEAKSET, .yield_from = PY_YF_NEXT_RESUME,                 \
-	  .managed_dict = PY_MDICT_PREHEADER, .running_loop = PY_LOOP_TS_DICT_HOLDER,          \
+	  .running_loop = PY_LOOP_TS_DICT_HOLDER,                                              \
 	  .gen_created = -2, .gen_suspended = -1, .gen_suspended_yf = NO_STATE,                \
 	  .gen_suspended_yf_locked = NO_STATE, .gen_executing = 0, .gen_completed = 1,         \
 	  .gen_cleared = 4, .resume_op = 151, .resume_op_alt = 150 /* RESUME_QUICK */,         \
-	  .await_slot = -1, .long_tag = false,                  \
-	  .tpflags_managed_dict = 1u << 4, .tpflags_inline_values = 0 }
+	  .await_slot = -1 }
 #define ASYNC_12                                                                               \
 	{ .task_lists = PY_TASKS_SCHEDULED_EAGER, .yield_from = PY_YF_NEXT_RESUME,             \
-	  .managed_dict = PY_MDICT_TAGGED, .running_loop = PY_LOOP_TS_DICT,                    \
+	  .running_loop = PY_LOOP_TS_DICT,                                                     \
 	  .gen_created = -2, .gen_suspended = -1, .gen_suspended_yf = NO_STATE,                \
 	  .gen_suspended_yf_locked = NO_STATE, .gen_executing = 0, .gen_completed = 1,         \
 	  .gen_cleared = 4, .resume_op = 151, .resume_op_alt = 240 /* INSTRUMENTED_RESUME */,  \
-	  .await_slot = -1, .long_tag = true,                   \
-	  .tpflags_managed_dict = 1u << 4, .tpflags_inline_values = 0 }
+	  .await_slot = -1 }
 #define ASYNC_13_14(lists)                                                                     \
 	{ .task_lists = lists, .yield_from = PY_YF_FRAME_STATE,                                \
-	  .managed_dict = PY_MDICT_INLINE, .running_loop = PY_LOOP_TSTATE,                     \
+	  .running_loop = PY_LOOP_TSTATE,                                                      \
 	  .gen_created = -3, .gen_suspended = -2, .gen_suspended_yf = -1,                      \
 	  .gen_suspended_yf_locked = NO_STATE, .gen_executing = 0, .gen_completed = 1,         \
-	  .gen_cleared = 4, .await_slot = -1, .long_tag = true, \
-	  .tpflags_managed_dict = 1u << 4, .tpflags_inline_values = 1u << 2 }
+	  .gen_cleared = 4, .await_slot = -1 }
 #define ASYNC_13 ASYNC_13_14(PY_TASKS_SCHEDULED_EAGER)
 #define ASYNC_14 ASYNC_13_14(PY_TASKS_LINKED_LISTS)
 #define ASYNC_15                                                                               \
 	{ .task_lists = PY_TASKS_LINKED_LISTS, .yield_from = PY_YF_FRAME_STATE,                \
-	  .managed_dict = PY_MDICT_INLINE, .running_loop = PY_LOOP_TSTATE,                     \
+	  .running_loop = PY_LOOP_TSTATE,                                                      \
 	  .gen_created = 0, .gen_suspended = 1, .gen_suspended_yf = 2,                         \
 	  .gen_suspended_yf_locked = 3, .gen_executing = 4, .gen_completed = NO_STATE,         \
-	  .gen_cleared = 5, .await_slot = -2, .long_tag = true, \
-	  .tpflags_managed_dict = 1u << 4, .tpflags_inline_values = 1u << 2 }
+	  .gen_cleared = 5, .await_slot = -2 }
 
 static const struct py_rules rules[] = {
 	GIL_BUILD(8, PY_FRAMES_OBJECTS, PY_INSTR_LASTI_BYTES, 0, 0, PY_LINES_LNOTAB,
@@ -161,10 +157,16 @@ const char *py_rules_bpf_refusal(const struct py_rules *r)
  * tp_name: 856, as in 3.12; 3.15 publishes the offset itself). Locks
  * park on Python/parking_lot.c from 3.13 (struct wait_entry: park_arg,
  * addr, then the semaphore whose futex word the waiter sleeps on).
+ * Py_TPFLAGS_MANAGED_DICT is bit 4 from 3.11 (object.h), and
+ * Py_TPFLAGS_INLINE_VALUES bit 2 from 3.13.
  */
+#define TPFLAGS_MANAGED_DICT (1u << 4)
+#define TPFLAGS_INLINE_VALUES (1u << 2)
 #define OBJECTS(m, ft, lng, keys, values, inst, mdict, lplus, ck)                              \
 	{ .minor = m, .free_threaded = ft, .long_model = lng, .dict_keys = keys,                 \
 	  .dict_values = values, .instance_dict = inst, .managed_dict_offset = mdict,            \
+	  .tpflags_managed_dict = (m) >= 11 ? TPFLAGS_MANAGED_DICT : 0,                          \
+	  .tpflags_inline_values = (m) >= 13 ? TPFLAGS_INLINE_VALUES : 0,                        \
 	  .has_localsplus = lplus, .cached_keys_from_tp_name = ck, .parking_lot = m >= 13 }
 
 static const struct py_object_rules object_rules[] = {

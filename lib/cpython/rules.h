@@ -65,13 +65,6 @@ enum py_yield_from_test {
 	PY_YF_FRAME_STATE,  /* 3.13+: gi_frame_state == FRAME_SUSPENDED_YIELD_FROM */
 };
 
-/* Where an instance keeps its attributes when its type has a managed dict. */
-enum py_managed_dict {
-	PY_MDICT_PREHEADER, /* 3.11: values pointer at -32, dict pointer at -24 */
-	PY_MDICT_TAGGED,    /* 3.12: one word at -24, values pointer - 1 (odd) or dict */
-	PY_MDICT_INLINE,    /* 3.13+: dict pointer at -24, values inline after the object */
-};
-
 /* Where a thread's running event loop is recorded. */
 enum py_running_loop {
 	PY_LOOP_TS_DICT_HOLDER, /* 3.11: tstate->dict["__asyncio_running_event_loop__"].rl_loop */
@@ -79,11 +72,10 @@ enum py_running_loop {
 	PY_LOOP_TSTATE,         /* 3.13+: a field of the thread state */
 };
 
-/* asyncio and the generic objects its reader looks into. */
+/* asyncio (the objects it looks into follow struct py_object_rules). */
 struct py_async_rules {
 	enum py_task_lists task_lists;
 	enum py_yield_from_test yield_from;
-	enum py_managed_dict managed_dict;
 	enum py_running_loop running_loop;
 	/* PyFrameState values (gi_frame_state) */
 	int8_t gen_created, gen_suspended, gen_suspended_yf, gen_suspended_yf_locked,
@@ -92,8 +84,6 @@ struct py_async_rules {
 	uint8_t resume_op, resume_op_alt;
 	/* slot below the stack top (-1 or -2) holding what a suspended await awaits */
 	int8_t await_slot;
-	bool long_tag;          /* 3.12+: PyLongObject.lv_tag (ndigits << 3 | sign); else ob_size */
-	uint32_t tpflags_managed_dict, tpflags_inline_values; /* tp_flags bits; 0: none */
 };
 
 struct py_rules {
@@ -156,9 +146,10 @@ static inline unsigned py_rules_str_ascii_bit(const struct py_rules *r)
 }
 
 /*
- * How objects keep what pydump reads out of them (arguments and locals,
- * thread names). Struct offsets come with the other offsets; these are
- * the encodings around them, per minor (free-threaded rows apart).
+ * How objects keep what the object reader (cpython/objects.h) finds in
+ * them, for locals, thread names, lock waits, asyncio and the census.
+ * Struct offsets come with the other offsets; these are the encodings
+ * around them, per minor (free-threaded rows apart).
  */
 
 /* How an int says how many 30-bit digits it has and its sign. */
@@ -197,6 +188,9 @@ struct py_object_rules {
 	enum py_dict_values_model dict_values;
 	enum py_instance_dict_model instance_dict;
 	int32_t managed_dict_offset; /* from the object, for MANAGED/INLINE models */
+	/* tp_flags bits: Py_TPFLAGS_MANAGED_DICT (3.11+), Py_TPFLAGS_INLINE_VALUES
+	 * (3.13+); 0: the version has no such bit */
+	uint32_t tpflags_managed_dict, tpflags_inline_values;
 	/* co_localspluskinds bits (3.11+): 0x20 local, 0x40 cell, 0x80 free,
 	 * 0x10 hidden (3.12+: inlined comprehension variables) */
 	bool has_localsplus;

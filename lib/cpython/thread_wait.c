@@ -12,7 +12,6 @@
 #define FRAMES_SEARCHED 2  /* innermost Python frames whose variables are looked at */
 #define ATTRS_SEARCHED 64  /* attributes of each instance variable */
 #define GLOBALS_SEARCHED 512
-#define TPFLAGS_HEAPTYPE (1UL << 9)
 
 struct search {
 	const struct py_objects *o;
@@ -134,11 +133,9 @@ static void search_frame(struct search *s, const struct py_frame *f, bool innerm
 	/* the attributes of instance variables (self._lock) */
 	for (int i = 0; i < n && !s->found && innermost; i++) {
 		char prefix[72];
-		uint64_t type = py_obj_type(s->o, locals[i].value), flags = 0;
 
 		/* only instances of Python classes (heap types) have attributes to look at */
-		if (!type || remote_read_u64(s->o->p->pid, type + (uint64_t)s->o->type_flags,
-					     &flags) < 0 || !(flags & TPFLAGS_HEAPTYPE))
+		if (!py_type_is_heap(s->o, py_obj_type(s->o, locals[i].value)))
 			continue;
 		snprintf(prefix, sizeof(prefix), "%.63s.", local_name(s->o, &locals[i]));
 		s->prefix = prefix;
