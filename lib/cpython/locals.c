@@ -33,21 +33,23 @@ const char *py_local_kind_name(enum py_local_kind kind)
 	return "?";
 }
 
-/* The items of a tuple object (at most max); its length in *n. */
+/* The items of a tuple object (all of them, at most max); their count in *n. */
 static int tuple_items(const struct py_objects *o, uint64_t tuple, uint64_t *items, size_t max,
 		       size_t *n)
 {
-	int64_t size = 0;
+	int64_t length = 0;
+	int got;
 
 	*n = 0;
 	if (!tuple)
 		return 0; /* no such table in this frame's code */
-	if (py_obj_type(o, tuple) != o->t_tuple ||
-	    remote_read(o->p->pid, tuple + (uint64_t)o->var_size, &size, 8) < 0 || size < 0 ||
-	    size > NAMES_MAX || (size_t)size > max)
+	if (py_obj_type(o, tuple) != o->t_tuple)
 		return -1;
-	*n = (size_t)size;
-	return *n ? remote_read(o->p->pid, tuple + (uint64_t)o->tuple_items, items, *n * 8) : 0;
+	got = py_sequence(o, tuple, items, max, &length);
+	if (got < 0 || length > NAMES_MAX || (uint64_t)length > max)
+		return -1;
+	*n = (size_t)got;
+	return 0;
 }
 
 static int code_field_ptr(const struct py_objects *o, uint64_t code, int32_t off, uint64_t *v)
