@@ -440,6 +440,8 @@ static void unique_edges(struct py_asyncio *a)
 {
 	int n = 0;
 
+	if (!a->nedges)
+		return; /* no array to sort (qsort must not get NULL) */
 	qsort(a->edges, (size_t)a->nedges, sizeof(*a->edges), cmp_edge);
 	for (int i = 0; i < a->nedges; i++)
 		if (!n || cmp_edge(&a->edges[n - 1], &a->edges[i]) != 0)
@@ -461,7 +463,8 @@ static int read_tasks(struct reader *R)
 {
 	struct py_asyncio *a = R->out;
 
-	qsort(R->cand, R->ncand, sizeof(*R->cand), cmp_u64);
+	if (R->ncand) /* no candidates: no array (qsort must not get NULL) */
+		qsort(R->cand, R->ncand, sizeof(*R->cand), cmp_u64);
 	a->tasks = calloc(R->ncand ? R->ncand : 1, sizeof(*a->tasks));
 	R->by_addr = calloc(R->ncand ? R->ncand : 1, sizeof(*R->by_addr));
 	if (!a->tasks || !R->by_addr)
