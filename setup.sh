@@ -489,8 +489,10 @@ do_test() {
             -Dbuildtype=debug || rc=1
     fi
     say "test: sanitizer build ($asan)"
-    meson compile -C "$asan" pydump test_units test_unwind_table test_native_symbols || rc=1
+    meson compile -C "$asan" pydump test_units test_objects test_unwind_table \
+        test_native_symbols || rc=1
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$asan/tests/test_units" || rc=1
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$asan/tests/test_objects" || rc=1
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$asan/tests/test_native_symbols" || rc=1
     # (every 10th pc or so of each file: the normal build's meson test has all)
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$asan/tests/test_unwind_table" 300000 \
