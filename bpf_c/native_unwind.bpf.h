@@ -23,6 +23,7 @@
 #define PYBPF_NATIVE_UNWIND_BPF_H
 
 #include "../lib/abi/native_abi.h"
+#include "maps_gen.bpf.h"
 
 #ifndef USER_STACKS
 #define USER_STACKS 1
@@ -76,6 +77,7 @@ struct pyb_native_scratch {
 	u32 done;  /* the walk is over (st.end says why) */
 	u32 evals_left; /* eval-loop frames until the outermost, or 0: walk on */
 	u32 row_cache[PYB_ROW_CACHE]; /* unwind_rows index per hashed address */
+	u32 gated; /* mappings changed since user space read them: leaf only */
 };
 BPF_PERCPU_ARRAY(native_scratch, struct pyb_native_scratch, 1);
 /* walks per way they ended (enum pyb_native_end), per process */
@@ -306,6 +308,17 @@ static __always_inline void pyb_native_batch(void *ctx, struct pyb_native_scratc
 	struct pyb_uregs *r = &ns->r;
 	struct pyb_proc *proc = procs.lookup(&ns->pid);
 
+	/* The generation the stack is named by (here, in the chain, not in
+	 * the tools' entry programs, whose stacks are full); past the leaf,
+	 * the trie describes only the generation user space last read. */
+	if (st->len == 0) {
+		struct pyb_maps_gen *g = maps_gen.lookup(&ns->pid);
+		struct pyb_maps_sync *s = maps_sync.lookup(&ns->pid);
+
+		st->gen = g ? g->gen : 0;
+		ns->gated = !g || !s || g->busy || s->gen != st->gen;
+	}
+
 	for (u32 b = 0; b < PYB_NATIVE_BATCH; b++) {
 		struct pyb_native_map *m;
 		u32 i = st->len;
@@ -320,6 +333,11 @@ static __always_inline void pyb_native_batch(void *ctx, struct pyb_native_scratc
 		st->ips[i] = r->ip;
 		st->len = i + 1;
 		ns->h = (ns->h ^ r->ip) * 0x100000001b3ULL;
+		if (ns->gated) {
+			st->end = PYB_NATIVE_MAPS_CHANGED;
+			ns->done = 1;
+			return;
+		}
 		if (PYB_PYTHON_ROOT && proc && ns->evals_left) {
 			ns->evals_left -= pyb_in_eval(proc, r->ip);
 			if (!ns->evals_left) {
@@ -360,6 +378,7 @@ static __always_inline s32 pyb_native_store(struct pyb_native_scratch *ns)
 
 	pyb_native_end_count(ns->pid, st->end);
 	h = (ns->h ^ ((u64)st->len << 8 | st->end)) * 0x100000001b3ULL;
+	h = (h ^ st->gen) * 0x100000001b3ULL;
 	st->hash = h;
 	/* ids are 31 bits: a taken one with another stack is passed over */
 	for (u32 probe = 0, id = (u32)h & 0x7fffffff; probe < 4;

@@ -88,15 +88,51 @@ enum pyb_native_end {
 				    * Python stack: what is below (the
 				    * interpreter's start-up) is left out, as
 				    * the report does (--startup-frames walks on) */
+	PYB_NATIVE_MAPS_CHANGED,   /* the process's mappings changed and user
+				    * space has not read them yet: the leaf only */
 	PYB_NATIVE_END_KINDS
 };
 
 /* Value of `native_stacks`: one distinct native stack, innermost first. */
 struct pyb_native_stack {
-	pyb_u64 hash; /* of len and ips: tells apart two stacks whose ids collide */
+	pyb_u64 hash; /* of len, gen and ips: tells apart two stacks whose ids collide */
 	pyb_u32 len;
 	pyb_u32 end;  /* enum pyb_native_end */
+	pyb_u32 gen;  /* the process's mapping generation when it was walked */
+	pyb_u32 pad;
 	pyb_u64 ips[PYB_MAX_NATIVE];
+};
+
+/*
+ * Value of `maps_gen` (key: host tgid): the process's mapping generation,
+ * which BPF bumps when a system call of the process begins and again when
+ * it ends that may remove or replace a mapping of code (bpf_c/maps_gen.bpf.h),
+ * and how many such calls are under way. User space makes the entry (with
+ * a base of its choosing) and never writes it again: only BPF changes it.
+ */
+struct pyb_maps_gen {
+	pyb_u32 gen;
+	pyb_u32 busy;
+};
+
+/* Code mappings of a process BPF checks a munmap, mremap or MAP_FIXED
+ * against one by one; a process with more is checked against their span. */
+#define PYB_SYNC_RANGES 128
+
+/*
+ * Value of `maps_sync` (key: host tgid), written by user space only: the
+ * generation `native_maps` was last made to match (BPF walks native stacks
+ * past their leaf only while gen is this one and nothing is under way),
+ * and where the code mappings it knows are (a munmap or MAP_FIXED that
+ * meets none cannot touch them): n ranges, or (n 0) their span lo..hi.
+ */
+struct pyb_maps_sync {
+	pyb_u32 gen;
+	pyb_u32 n;
+	pyb_u64 lo, hi;
+	struct {
+		pyb_u64 start, end;
+	} r[PYB_SYNC_RANGES];
 };
 
 #endif

@@ -12,7 +12,7 @@
 #include "bpf/prog_load.h"
 
 #define BPFMOD_MAX_PROGS 16
-#define BPFMOD_MAX_ATTACH 16 /* tracepoints of one tool */
+#define BPFMOD_MAX_ATTACH 40 /* tracepoints of one tool (14 of them watch mapping changes) */
 
 /* Sized by the CPUs the machine has, at run time (no limit of our own). */
 struct bpfmod {

@@ -27,18 +27,20 @@ int native_maps_init(struct native_maps *nm, struct bpfmod *m, const char *tool)
 	nm->trie_fd = bpfmod_table_fd(m, "native_maps");
 	nm->stacks_fd = bpfmod_table_fd(m, "native_stacks");
 	nm->ends_fd = bpfmod_table_fd(m, "native_ends");
+	nm->gen_fd = bpfmod_table_fd(m, "maps_gen");
+	nm->sync_fd = bpfmod_table_fd(m, "maps_sync");
+	nm->next_base = 1u << 20;
 	nm->rows_cap = bpfmod_table_max_entries(m, "unwind_rows");
-	if (nm->rows_fd < 0 || nm->trie_fd < 0 || nm->stacks_fd < 0 || nm->rows_cap <= 1)
+	if (nm->rows_fd < 0 || nm->trie_fd < 0 || nm->stacks_fd < 0 || nm->gen_fd < 0 ||
+	    nm->sync_fd < 0 || nm->rows_cap <= 1)
 		return -1;
 	return 0;
 }
 
 void native_maps_free(struct native_maps *nm)
 {
-	for (size_t i = 0; i < nm->nprocs; i++) {
-		free(nm->procs[i].keys);
-		free(nm->procs[i].starts);
-	}
+	for (size_t i = 0; i < nm->nprocs; i++)
+		free(nm->procs[i].maps);
 	free(nm->procs);
 	free(nm->files);
 	nm->procs = NULL;
@@ -74,10 +76,11 @@ static int upload_rows(struct native_maps *nm, const struct pyb_unwind_row *rows
 }
 
 /* The file behind a mapping (open at fd, which stays the caller's), its
- * rows loaded once per run; NULL if out of memory. A file that cannot be
+ * rows loaded once per run and file identity (a file rewritten in place
+ * gets rows of its own); NULL if out of memory. A file that cannot be
  * read is remembered as such (ok false). */
 static struct native_file *file_of(struct native_maps *nm, int fd, const char *shown,
-				   const struct stat *st, bool fp)
+				   const struct file_id *id, bool fp)
 {
 	struct native_file *f, *v;
 	struct elf_image img;
@@ -88,7 +91,7 @@ static struct native_file *file_of(struct native_maps *nm, int fd, const char *s
 	uint64_t t0;
 
 	for (size_t i = 0; i < nm->nfiles; i++)
-		if (nm->files[i].dev == (uint64_t)st->st_dev && nm->files[i].ino == (uint64_t)st->st_ino)
+		if (file_id_equal(&nm->files[i].id, id))
 			return &nm->files[i];
 	v = realloc(nm->files, (nm->nfiles + 1) * sizeof(*v));
 	if (!v)
@@ -96,8 +99,7 @@ static struct native_file *file_of(struct native_maps *nm, int fd, const char *s
 	nm->files = v;
 	f = &v[nm->nfiles++];
 	memset(f, 0, sizeof(*f));
-	f->dev = (uint64_t)st->st_dev;
-	f->ino = (uint64_t)st->st_ino;
+	f->id = *id;
 	snprintf(f->name, sizeof(f->name), "%.63s", base ? base + 1 : shown);
 	t0 = monotonic_ns();
 	img_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
@@ -178,14 +180,17 @@ static bool grow(void **v, size_t *cap, size_t n, size_t elem)
 	return true;
 }
 
-/* Splits [start, end) into aligned power-of-two blocks, each a trie key
- * of pid with the value. */
-static int insert_range(struct native_maps *nm, struct native_proc_keys *pk, uint64_t start,
-			uint64_t end, const struct pyb_native_map *val)
+/* The trie keys of [start, end) of pid: aligned power-of-two blocks, in
+ * order; fn is called with each. */
+static int for_each_key(struct native_maps *nm, pid_t pid, uint64_t start, uint64_t end,
+			int (*fn)(struct native_maps *nm, const struct pyb_native_map_key *k,
+				  const struct pyb_native_map *val),
+			const struct pyb_native_map *val)
 {
+	/* at most 2 * 64 blocks: the loop is bounded by the address bits */
 	while (start < end) {
 		unsigned bits = start ? (unsigned)__builtin_ctzll(start) : 63;
-		struct pyb_native_map_key k = { .pid = (uint32_t)pk->pid };
+		struct pyb_native_map_key k = { .pid = (uint32_t)pid };
 		uint64_t be;
 
 		while (bits > 0 && (bits >= 64 || start + (1ULL << bits) > end ||
@@ -194,98 +199,223 @@ static int insert_range(struct native_maps *nm, struct native_proc_keys *pk, uin
 		k.prefixlen = 32 + 64 - bits;
 		be = __builtin_bswap64(start);
 		memcpy(k.addr, &be, sizeof(be));
-		if (bpf_update_elem(nm->trie_fd, &k, (void *)val, BPF_ANY) < 0)
+		if (fn(nm, &k, val) < 0)
 			return -1;
-		if (!grow((void **)&pk->keys, &pk->cap, pk->n, sizeof(*pk->keys)))
-			return -1;
-		pk->keys[pk->n++] = k;
 		start += 1ULL << bits;
 	}
 	return 0;
 }
 
-static bool known_start(const struct native_proc_keys *pk, uint64_t start)
+static int put_key(struct native_maps *nm, const struct pyb_native_map_key *k,
+		   const struct pyb_native_map *val)
 {
-	for (size_t i = 0; i < pk->nstarts; i++)
-		if (pk->starts[i] == start)
-			return true;
-	return false;
+	return bpf_update_elem(nm->trie_fd, (void *)k, (void *)val, BPF_ANY);
 }
 
-int native_maps_add(struct native_maps *nm, const struct py_process *p)
+static int drop_key(struct native_maps *nm, const struct pyb_native_map_key *k,
+		    const struct pyb_native_map *val)
 {
-	struct proc_maps maps;
+	(void)val;
+	bpf_delete_elem(nm->trie_fd, (void *)k);
+	return 0;
+}
+
+/* The mapping of em that is k unchanged, or NULL. */
+static const struct exec_map *still_mapped(const struct exec_maps *em,
+					   const struct native_known_map *k)
+{
+	const struct exec_map *m = exec_maps_find(em, k->start);
+
+	return m && m->id_known && m->start == k->start && m->end == k->end &&
+			       m->offset == k->offset && file_id_equal(&m->id, &k->id)
+		       ? m
+		       : NULL;
+}
+
+/* The trie's value for mapping m of pid, from its file (opened through
+ * sys/target_file.h, and still the file m was read as); -1 if BPF cannot
+ * unwind it. */
+static int value_of(struct native_maps *nm, pid_t pid, const struct exec_map *m, bool fp,
+		    struct pyb_native_map *val)
+{
+	struct proc_map pm = { .start = m->start, .end = m->end, .offset = m->offset,
+			       .inode = m->inode, .dev_major = m->dev_major,
+			       .dev_minor = m->dev_minor, .path = m->path };
+	struct native_file *f;
+	struct elf_image img;
+	struct file_id id;
+	struct stat st;
+	uint64_t vaddr;
+	int fd = target_file_open_mapping(pid, &pm), rc;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) == 0)
+		file_id_of(&st, &id);
+	else
+		memset(&id, 0, sizeof(id));
+	if (!file_id_equal(&id, &m->id)) {
+		close(fd); /* remapped since it was read */
+		return -1;
+	}
+	f = file_of(nm, fd, m->path, &m->id, fp);
+	if (!f || !f->ok) {
+		close(fd);
+		return -1;
+	}
+	/* where the file's linked addresses are in this process */
+	if (elf_image_open_fd(&img, fd) < 0) /* takes fd */
+		return -1;
+	rc = elf_image_vaddr_of_offset(&img, m->offset, &vaddr);
+	elf_image_close(&img);
+	if (rc < 0)
+		return -1;
+	memset(val, 0, sizeof(*val));
+	val->bias = m->start - vaddr;
+	val->first_row = f->first_row;
+	val->nrows = f->nrows;
+	val->flags = fp ? PYB_NMAP_FP : 0;
+	val->file = (uint32_t)(f - nm->files);
+	return 0;
+}
+
+int native_maps_sync(struct native_maps *nm, const struct py_process *p,
+		     const struct exec_maps *em)
+{
 	struct native_proc_keys *pk;
-	int added = 0;
+	int changed = 0;
 	/* the interpreter's file, as it was read */
 	const struct proc_map *interp = &p->interp_file;
+	size_t kept = 0;
+	bool *in_trie;
 
-	if (proc_maps_read(p->pid, &maps) < 0)
-		return -1;
 	pk = keys_of(nm, p->pid, true);
-	if (!pk) {
-		proc_maps_free(&maps);
+	in_trie = calloc(em->n ? em->n : 1, sizeof(*in_trie));
+	if (!pk || !in_trie) {
+		free(in_trie);
 		return -1;
 	}
-	for (size_t i = 0; i < maps.n; i++) {
-		const struct proc_map *m = &maps.v[i];
-		struct stat st;
-		int fd;
-		struct native_file *f;
-		struct elf_image img;
-		uint64_t vaddr;
-		struct pyb_native_map val = { 0 };
+	/* gone or changed first: a new mapping may take their place */
+	for (size_t i = 0; i < pk->n; i++) {
+		const struct exec_map *m = still_mapped(em, &pk->maps[i]);
+
+		if (m) {
+			in_trie[m - em->v] = true;
+			pk->maps[kept++] = pk->maps[i];
+			continue;
+		}
+		for_each_key(nm, p->pid, pk->maps[i].start, pk->maps[i].end, drop_key, NULL);
+		changed++;
+	}
+	pk->n = kept;
+	for (size_t i = 0; i < em->n; i++) {
+		const struct exec_map *m = &em->v[i];
+		struct pyb_native_map val;
 		bool fp;
 
-		if (m->perms[2] != 'x' || m->path[0] != '/' || known_start(pk, m->start))
+		if (!m->id_known || in_trie[i])
 			continue;
-		fd = target_file_open_mapping(p->pid, m);
-		if (fd < 0)
-			continue;
-		if (fstat(fd, &st) < 0) {
-			close(fd);
-			continue;
-		}
 		fp = p->frame_pointers && interp->inode && m->inode == interp->inode &&
 		     m->dev_major == interp->dev_major && m->dev_minor == interp->dev_minor;
-		f = file_of(nm, fd, m->path, &st, fp);
-		if (!f || !f->ok) {
-			close(fd);
+		if (value_of(nm, p->pid, m, fp, &val) < 0)
 			continue;
-		}
-		/* where the file's linked addresses are in this process */
-		if (elf_image_open_fd(&img, fd) < 0) /* takes fd */
-			continue;
-		if (elf_image_vaddr_of_offset(&img, m->offset, &vaddr) < 0) {
-			elf_image_close(&img);
-			continue;
-		}
-		elf_image_close(&img);
-		val.bias = m->start - vaddr;
-		val.first_row = f->first_row;
-		val.nrows = f->nrows;
-		val.flags = fp ? PYB_NMAP_FP : 0;
-		val.file = (uint32_t)(f - nm->files);
-		if (insert_range(nm, pk, m->start, m->end, &val) < 0)
+		if (!grow((void **)&pk->maps, &pk->cap, pk->n, sizeof(*pk->maps)))
 			break;
-		if (grow((void **)&pk->starts, &pk->cap_starts, pk->nstarts, sizeof(*pk->starts)))
-			pk->starts[pk->nstarts++] = m->start;
-		added++;
+		pk->maps[pk->n++] = (struct native_known_map){ m->start, m->end, m->offset, m->id };
+		if (for_each_key(nm, p->pid, m->start, m->end, put_key, &val) < 0) {
+			/* the trie is full: what went in comes out again */
+			for_each_key(nm, p->pid, m->start, m->end, drop_key, NULL);
+			pk->n--;
+			break;
+		}
+		changed++;
 	}
-	proc_maps_free(&maps);
-	return added;
+	free(in_trie);
+	return pk->n ? changed : -1;
+}
+
+void native_maps_watch(struct native_maps *nm, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+	struct pyb_maps_gen g = { .gen = nm->next_base };
+
+	/* 2^20 generations a registration: far more changes than a process
+	 * makes before its pid could be registered again */
+	nm->next_base += 1u << 20;
+	bpf_delete_elem(nm->gen_fd, &key);
+	bpf_delete_elem(nm->sync_fd, &key);
+	bpf_update_elem(nm->gen_fd, &key, &g, BPF_ANY);
+}
+
+int native_maps_gen(const struct native_maps *nm, pid_t pid, uint32_t *gen)
+{
+	uint32_t key = (uint32_t)pid;
+	struct pyb_maps_gen g;
+
+	if (bpf_lookup_elem(nm->gen_fd, &key, &g) < 0 || g.busy)
+		return -1;
+	*gen = g.gen;
+	return 0;
+}
+
+void native_maps_set_synced(struct native_maps *nm, pid_t pid, uint32_t gen)
+{
+	struct native_proc_keys *pk = keys_of(nm, pid, false);
+	struct pyb_maps_sync *s = calloc(1, sizeof(*s));
+	uint32_t key = (uint32_t)pid;
+
+	if (!pk || !s) {
+		free(s);
+		return;
+	}
+	s->gen = gen;
+	s->lo = UINT64_MAX;
+	for (size_t i = 0; i < pk->n; i++) {
+		if (pk->maps[i].start < s->lo)
+			s->lo = pk->maps[i].start;
+		if (pk->maps[i].end > s->hi)
+			s->hi = pk->maps[i].end;
+		if (i < PYB_SYNC_RANGES) {
+			s->r[i].start = pk->maps[i].start;
+			s->r[i].end = pk->maps[i].end;
+		}
+	}
+	/* more than BPF checks one by one: their span */
+	s->n = pk->n <= PYB_SYNC_RANGES ? (uint32_t)pk->n : 0;
+	if (!pk->n)
+		s->lo = 0;
+	if (bpf_update_elem(nm->sync_fd, &key, s, BPF_ANY) == 0) {
+		pk->synced = true;
+		pk->synced_gen = gen;
+	}
+	free(s);
+}
+
+bool native_maps_gen_moved(const struct native_maps *nm, pid_t pid)
+{
+	uint32_t gen;
+
+	for (size_t i = 0; i < nm->nprocs; i++)
+		if (nm->procs[i].pid == pid)
+			return !nm->procs[i].synced || native_maps_gen(nm, pid, &gen) < 0 ||
+			       gen != nm->procs[i].synced_gen;
+	return false;
 }
 
 void native_maps_forget(struct native_maps *nm, pid_t pid)
 {
 	struct native_proc_keys *pk = keys_of(nm, pid, false);
+	uint32_t key = (uint32_t)pid;
 
+	/* first: BPF walks no further than the leaf from here on */
+	bpf_delete_elem(nm->sync_fd, &key);
+	bpf_delete_elem(nm->gen_fd, &key);
 	if (!pk)
 		return;
 	for (size_t i = 0; i < pk->n; i++)
-		bpf_delete_elem(nm->trie_fd, &pk->keys[i]);
+		for_each_key(nm, pid, pk->maps[i].start, pk->maps[i].end, drop_key, NULL);
 	pk->n = 0;
-	pk->nstarts = 0;
+	pk->synced = false;
 }
 
 _Static_assert(PYB_MAX_NATIVE == 127, "native_end_text says 127");
@@ -301,6 +431,7 @@ const char *native_end_text(int why)
 	case PYB_NATIVE_BAD_FRAME: return "found a caller's frame below its callee's";
 	case PYB_NATIVE_NO_REGS: return "had no user registers";
 	case PYB_NATIVE_PYTHON_ROOT: return "stopped at the outermost eval loop";
+	case PYB_NATIVE_MAPS_CHANGED: return "met mappings changed since they were read (leaf only)";
 	default: return "ended for an unknown reason";
 	}
 }

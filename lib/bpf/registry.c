@@ -16,6 +16,7 @@
 
 #include "sys/proc_maps.h"
 #include "bpf/native_maps.h"
+#include "sys/exec_maps.h"
 #include "sys/native_symbols.h"
 #include "cpython/bpf_layout.h"
 #include "cpython/frames.h"
@@ -153,24 +154,65 @@ static void clear_maps_stale(struct py_registry *r, struct py_target *t)
 	}
 }
 
+/*
+ * One read of t's mappings of code makes BPF's trie and the names of its
+ * native frames: the generation counted before the read and after it the
+ * same, with no change under way, vouches for both (the trie is then said
+ * to match it, and the names are kept as that generation's). *moved: the
+ * generation was not the one the trie matched. Returns how many mappings
+ * changed, or -1 if the process cannot be read.
+ */
+static int sync_native(struct py_registry *r, struct py_target *t, bool *moved)
+{
+	struct exec_maps em;
+	uint32_t g1 = 0, g2 = 0;
+	bool stable;
+	int changed;
+
+	*moved = native_maps_gen_moved(r->native, t->pid);
+	stable = native_maps_gen(r->native, t->pid, &g1) == 0;
+	if (exec_maps_read(t->pid, &em) < 0 || !em.n) {
+		exec_maps_free(&em);
+		return -1; /* gone: what was read of it still names its frames */
+	}
+	changed = native_maps_sync(r->native, &t->proc, &em);
+	stable = stable && native_maps_gen(r->native, t->pid, &g2) == 0 && g1 == g2;
+	if (stable)
+		native_maps_set_synced(r->native, t->pid, g1);
+	if (!r->nsyms)
+		r->nsyms = native_symbols_new();
+	native_symbols_set_maps(r->nsyms, t->pid, &em, stable ? (int64_t)g1 : NATIVE_GEN_LATEST);
+	return changed;
+}
+
 int registry_native_refresh(struct py_registry *r, pid_t pid)
 {
 	struct py_target *t = registry_find(r, pid);
-	int added;
+	int total = 0;
 
 	if (!t || t->state != TARGET_ACTIVE || !r->native || !t->native)
 		return 0;
-	added = native_maps_add(r->native, &t->proc);
-	if (added > 0) {
-		/* named by the new maps, read while it lives: a process
-		 * that exits before the report can no longer be read */
-		native_symbols_reload(r->nsyms, pid);
+	/* a few rounds while changes keep coming; then BPF says again */
+	for (int round = 0; round < 4; round++) {
+		bool moved;
+		int changed = sync_native(r, t, &moved);
+
+		if (changed < 0)
+			break;
+		total += changed;
+		if (!changed && !moved && !native_maps_gen_moved(r->native, pid)) {
+			/* JIT code or anonymous memory: not asked again for a second */
+			t->maps_stale_ns = monotonic_ns();
+			return 0;
+		}
 		clear_maps_stale(r, t);
-	} else {
-		/* JIT code or anonymous memory: not asked again for a second */
-		t->maps_stale_ns = monotonic_ns();
+		if (!native_maps_gen_moved(r->native, pid))
+			break;
 	}
-	return added > 0 ? added : 0;
+	/* named by the new maps, read while it lives: a process that exits
+	 * before the report can no longer be read */
+	native_symbols_preload(r->nsyms, pid);
+	return total;
 }
 
 static int register_bpf(struct py_registry *r, struct py_target *t)
@@ -195,8 +237,13 @@ static int register_bpf(struct py_registry *r, struct py_target *t)
 	/* its files' unwind rows first: BPF walks only what it can read */
 	t->native = false;
 	if (r->native) {
+		bool moved;
+
 		native_maps_forget(r->native, t->pid);
-		t->native = native_maps_add(r->native, &t->proc) > 0;
+		native_maps_watch(r->native, t->pid);
+		/* the program's names before an exec are not this one's */
+		native_symbols_forget(r->nsyms, t->pid);
+		t->native = sync_native(r, t, &moved) > 0;
 		if (t->native)
 			cfg.flags |= PYB_PROC_NATIVE_STACKS;
 	}
@@ -378,10 +425,6 @@ static void activate(struct py_registry *r, struct py_target *t, uint64_t now)
 	t->last_seed_ns = 0;
 	seed_thread_states(r, t, now);
 	r->active_ever++;
-	/* the program's names before an exec are not this one's */
-	native_symbols_forget(r->nsyms, t->pid);
-	if (t->native && !r->nsyms)
-		r->nsyms = native_symbols_new();
 	t->maps_stale_ns = 0;
 	if (r->native && !t->native)
 		r->no_native++;
@@ -517,6 +560,10 @@ void registry_tick(struct py_registry *r)
 			seed_thread_states(r, t, now);
 			if (t->maps_stale_ns && now - t->maps_stale_ns >= 1000000000ULL)
 				clear_maps_stale(r, t);
+			/* a change BPF could not announce (it had, and we were
+			 * reading): read again */
+			if (t->native && r->native && native_maps_gen_moved(r->native, t->pid))
+				registry_native_refresh(r, t->pid);
 		}
 	}
 }

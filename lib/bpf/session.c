@@ -188,9 +188,9 @@ static void on_stack_event(void *ctx, void *data, int size)
 		return;
 	memcpy(&ev, data, sizeof(ev));
 	if (ev.kind == PYB_EVENT_NEW_MAPPING) {
-		/* a library loaded since: its frames are named by the new maps */
-		if (registry_native_refresh(&s->reg, (pid_t)ev.pid) > 0)
-			stack_collector_reload_maps(&s->col, (pid_t)ev.pid);
+		/* a library loaded or unloaded since: the trie and the names
+		 * follow (a new generation of its mappings) */
+		registry_native_refresh(&s->reg, (pid_t)ev.pid);
 		return;
 	}
 	if (ev.kind == PYB_EVENT_NEW_TASK) {
@@ -277,6 +277,35 @@ int session_native_chain(struct tool_session *s, const char *fn, int prog_type)
 	return 0;
 }
 
+/* The system calls that may change a process's code mappings
+ * (bpf_c/maps_gen.bpf.h): without them, no native frames (a sample's
+ * frames would be named after whatever is mapped at the report). */
+static int attach_maps_gen(struct tool_session *s)
+{
+	static const char *const calls[] = { "mmap",   "munmap",	   "mremap", "mprotect",
+					     "pkey_mprotect", "remap_file_pages", "shmat" };
+	int exit_fd = bpfmod_load(&s->bpf, "tracepoint__syscalls__sys_exit_mmap",
+				  BPF_PROG_TYPE_TRACEPOINT);
+	char fn[96], ev[64];
+
+	if (exit_fd < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		int fd;
+
+		snprintf(fn, sizeof(fn), "tracepoint__syscalls__sys_enter_%s", calls[i]);
+		fd = bpfmod_load(&s->bpf, fn, BPF_PROG_TYPE_TRACEPOINT);
+		/* the end first: a call never begins counted without one */
+		snprintf(ev, sizeof(ev), "sys_exit_%s", calls[i]);
+		if (fd < 0 || bpfmod_attach_tracepoint(&s->bpf, exit_fd, "syscalls", ev) < 0)
+			return -1;
+		snprintf(ev, sizeof(ev), "sys_enter_%s", calls[i]);
+		if (bpfmod_attach_tracepoint(&s->bpf, fd, "syscalls", ev) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Puts each walk chain in its prog array: from then on BPF walks the
  * native stacks of the processes registered with PYB_PROC_NATIVE_STACKS. */
 static void start_native(struct tool_session *s)
@@ -300,6 +329,12 @@ static void start_native(struct tool_session *s)
 			native_maps_free(&s->native);
 			return;
 		}
+	}
+	if (attach_maps_gen(s) < 0) {
+		fprintf(stderr, "%s: WARNING: native frames off: cannot watch mapping changes: %s\n",
+			s->tool, s->bpf.err[0] ? s->bpf.err : strerror(errno));
+		native_maps_free(&s->native);
+		return;
 	}
 	s->native_on = true;
 }
@@ -910,6 +945,12 @@ void session_print_summary(struct tool_session *s, const char *unit)
 			"%s: native frames left out of %llu distinct stacks: their native stack does not "
 			"pass through the interpreter's eval loop, so they cannot be placed\n",
 			s->tool, (unsigned long long)s->col.native_unplaced);
+	if (s->col.native_changed)
+		fprintf(stderr,
+			"%s: native frames left out of %llu distinct stacks, marked %s: the "
+			"process's mappings of code changed under them (a library unloaded, "
+			"another loaded)\n",
+			s->tool, (unsigned long long)s->col.native_changed, MAPPING_CHANGED_MARKER);
 	if (s->tasks) {
 		const struct async_tasks *t = s->tasks;
 		double all = s->col.all_value ? (double)s->col.all_value : 1.0;

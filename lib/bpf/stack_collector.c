@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sys/mapped_files.h"
 #include "sys/native_symbols.h"
 #include "sys/proc_maps.h"
 #include "abi/native_abi.h"
@@ -20,59 +19,12 @@
 
 void stack_collector_free(struct stack_collector *c)
 {
-	for (size_t i = 0; i < c->nmaps; i++)
-		mapped_files_free(&c->maps[i]);
-	free(c->maps);
 	free(c->keep_py);
 	free(c->keep_ids);
 	free(c->seen);
 	if (c->ksyms)
 		bcc_free_symcache(c->ksyms, -1);
 	memset(c, 0, sizeof(*c));
-}
-
-/*
- * The executable mappings of pid, read on first use (a process that is gone
- * by then has none: its native frames keep their names but not their
- * files). NULL if they cannot be had.
- */
-static struct mapped_files *stack_collector_maps(struct stack_collector *c, pid_t pid)
-{
-	struct mapped_files *v;
-
-	for (size_t i = 0; i < c->nmaps; i++)
-		if (c->maps[i].pid == pid)
-			return c->maps[i].loaded ? &c->maps[i] : NULL;
-	v = realloc(c->maps, (c->nmaps + 1) * sizeof(*v));
-	if (!v)
-		return NULL;
-	c->maps = v;
-	v = &c->maps[c->nmaps++];
-	if (mapped_files_load(v, pid) < 0) {
-		v->pid = pid; /* remembered: not tried again */
-		return NULL;
-	}
-	return v;
-}
-
-void stack_collector_reload_maps(struct stack_collector *c, pid_t pid)
-{
-	struct mapped_files fresh;
-
-	for (size_t i = 0; i < c->nmaps; i++) {
-		if (c->maps[i].pid != pid)
-			continue;
-		memset(&fresh, 0, sizeof(fresh));
-		if (mapped_files_load(&fresh, pid) < 0 || !fresh.maps.n) {
-			/* gone (its maps read as empty): what was read of it stays */
-			mapped_files_free(&fresh);
-			return;
-		}
-		mapped_files_free(&c->maps[i]);
-		c->maps[i] = fresh;
-		return;
-	}
-	/* not read yet: read on first use */
 }
 
 /* Open-addressing set of drained pystack keys (0 is never a key). */
@@ -122,10 +74,8 @@ static void name_stack(struct stack_collector *c, struct py_registry *reg, int p
 	t = registry_find(reg, (pid_t)st->pid);
 	if (!t || t->state != TARGET_ACTIVE)
 		return;
-	if (t->native) { /* while it lives */
-		stack_collector_maps(c, t->pid);
+	if (t->native) /* while it lives */
 		native_symbols_preload(reg->nsyms, t->pid);
-	}
 	for (uint32_t i = 0; i < st->len && i < PYB_MAX_FRAMES; i++) {
 		struct pyb_named_key k = { .pid = st->pid,
 					   .code = st->frames[i].code,
@@ -242,17 +192,17 @@ static void push_python(struct stack_collector *c, struct py_registry *reg, pid_
  * the call is the byte before, which may be the end of another function.
  */
 static void push_native(struct stack_collector *c, struct py_registry *reg, struct py_target *t,
-			uint64_t ip, bool caller, struct frame_list *out)
+			uint32_t gen, uint64_t ip, bool caller, struct frame_list *out)
 {
 	struct report_frame rf = { .kind = REPORT_FRAME_NATIVE, .addr = ip };
-	struct mapped_file_addr where;
-	struct mapped_files *mf = stack_collector_maps(c, t->pid);
+	struct native_where where;
 	uint64_t look = caller ? ip - 1 : ip, start;
 	const char *path;
 	char unnamed[96];
 
-	rf.name = native_symbols_name(reg->nsyms, t->pid, look, NULL);
-	if (mf && mapped_files_find(mf, ip, &where) == 0) {
+	(void)c;
+	rf.name = native_symbols_name(reg->nsyms, t->pid, gen, look, NULL);
+	if (native_symbols_where(reg->nsyms, t->pid, gen, ip, &where) == 0) {
 		rf.module = where.path;
 		rf.build_id = where.build_id;
 		rf.offset = where.file_offset;
@@ -263,7 +213,7 @@ static void push_native(struct stack_collector *c, struct py_registry *reg, stru
 	if (!rf.name) {
 		const char *base;
 
-		if (native_symbols_function(reg->nsyms, t->pid, look, &start, &path) < 0) {
+		if (native_symbols_function(reg->nsyms, t->pid, gen, look, &start, &path) < 0) {
 			path = rf.module;
 			start = rf.module ? rf.offset : ip;
 		}
@@ -311,12 +261,37 @@ static int outermost_eval(const struct py_target *t, const uint64_t *ips, int ni
 	return -1;
 }
 
+/* A native stack as BPF recorded it: frames, leaf first, and the mapping
+ * generation they are named by. */
+struct native_walk {
+	uint64_t ips[MAX_NATIVE];
+	int n;
+	uint32_t gen, end;
+};
+
 static void build_user(struct stack_collector *c, struct py_registry *reg, struct py_target *t,
-		       const struct pyb_stack *st, const uint64_t *ips, int nips, bool startup,
+		       const struct pyb_stack *st, const struct native_walk *w, bool startup,
 		       struct frame_list *out, uint32_t keep, int *cut_at)
 {
 	uint32_t next = 0, len = st ? st->len : 0;
-	int outermost = t && t->native && len > 0 ? outermost_eval(t, ips, nips) : -1;
+	const uint64_t *ips = w->ips;
+	int nips = w->n;
+	int outermost;
+
+	/*
+	 * The process's mappings changed since BPF's trie was read (the walk
+	 * stopped at the leaf), or what was mapped when it was taken is no
+	 * longer known: its native frames are not named after another file.
+	 * Python frames alone, marked.
+	 */
+	if (t && t->native && nips > 0 &&
+	    (w->end == PYB_NATIVE_MAPS_CHANGED ||
+	     !native_symbols_has_gen(reg->nsyms, t->pid, w->gen))) {
+		c->native_changed++;
+		frames_push_marker(out, MAPPING_CHANGED_MARKER);
+		nips = 0;
+	}
+	outermost = t && t->native && len > 0 ? outermost_eval(t, ips, nips) : -1;
 
 	/*
 	 * Python frames but a native stack that never enters the eval loop:
@@ -344,7 +319,7 @@ static void build_user(struct stack_collector *c, struct py_registry *reg, struc
 					 next < len);
 				continue;
 			}
-			push_native(c, reg, t, ips[i], i > 0, out);
+			push_native(c, reg, t, w->gen, ips[i], i > 0, out);
 		}
 	}
 	for (; next < len; next++) {
@@ -409,20 +384,22 @@ static void root_in_task(struct frame_list *user, int cut_at, const struct async
 	}
 }
 
-/* Frames of native stack id (native_stacks), innermost first; 0 for
- * PYB_STACK_ID_NONE (none was taken), or -1. */
-static int read_native(int fd, int32_t id, uint64_t *ips)
+/* Native stack id (native_stacks) into w; 0 for PYB_STACK_ID_NONE (none
+ * was taken), or -1. */
+static int read_native(int fd, int32_t id, struct native_walk *w)
 {
 	struct pyb_native_stack ns;
-	int n;
 
+	w->n = 0;
 	if (id == PYB_STACK_ID_NONE)
 		return 0;
 	if (id < 0 || fd < 0 || bpf_lookup_elem(fd, &id, &ns) < 0)
 		return -1;
-	n = ns.len > PYB_MAX_NATIVE ? PYB_MAX_NATIVE : (int)ns.len;
-	memcpy(ips, ns.ips, (size_t)n * sizeof(*ips));
-	return n;
+	w->n = ns.len > PYB_MAX_NATIVE ? PYB_MAX_NATIVE : (int)ns.len;
+	w->gen = ns.gen;
+	w->end = ns.end;
+	memcpy(w->ips, ns.ips, (size_t)w->n * sizeof(*w->ips));
+	return 0;
 }
 
 /* Frames of stack id (0 for PYB_STACK_ID_NONE: none was taken), or -1. */
@@ -649,21 +626,23 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 			    struct report *out)
 {
 	struct pyb_stack *st = malloc(sizeof(*st)), *raw = malloc(sizeof(*raw));
+	struct native_walk *walk = malloc(sizeof(*walk));
 	struct frame_list user = { .rep = out }, kernel = { .rep = out };
 	struct count_entry *counts = NULL;
 	size_t ncounts;
 	uint64_t ips[MAX_NATIVE];
 
-	if (!st || !raw) {
+	if (!st || !raw || !walk) {
 		free(st);
 		free(raw);
+		free(walk);
 		return -1;
 	}
 	if (f->kernel_stacks && !c->ksyms)
 		c->ksyms = bcc_symcache_new(-1, NULL);
 	ncounts = read_counts(maps->counts_fd, f->consume, &counts);
 	if (!f->consume) /* the whole run again (pygil reads it per kind) */
-		c->native_unplaced = 0;
+		c->native_unplaced = c->native_changed = 0;
 	if (f->consume)
 		keep_clear(c);
 	for (size_t i = 0; i < ncounts; i++) {
@@ -697,16 +676,12 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 			strip_shims(raw, st);
 		frames_clear(&user);
 		frames_clear(&kernel);
-		n = 0;
-		if (f->user_stacks && t && t->native) {
-			n = read_native(maps->native_stacks_fd, key.user_stack, ips);
-			if (n < 0) {
-				c->missed_user += value;
-				n = 0;
-			}
-		}
+		walk->n = 0;
+		if (f->user_stacks && t && t->native &&
+		    read_native(maps->native_stacks_fd, key.user_stack, walk) < 0)
+			c->missed_user += value;
 		keep = task_frames(c, f, &key, have_py ? raw : NULL, value, &task);
-		build_user(c, reg, t, have_py ? st : NULL, ips, n, f->startup_frames, &user,
+		build_user(c, reg, t, have_py ? st : NULL, walk, f->startup_frames, &user,
 			   keep ? keep : UINT32_MAX, &cut_at);
 		if (keep && cut_at >= 0)
 			root_in_task(&user, cut_at, task);
@@ -745,6 +720,7 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 	free(kernel.v);
 	free(st);
 	free(raw);
+	free(walk);
 	report_merge_rows(out);
 	return 0;
 }

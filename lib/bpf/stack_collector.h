@@ -16,7 +16,6 @@
 
 #include "bpf/async_tasks.h"
 #include "bpf/registry.h"
-#include "sys/mapped_files.h"
 #include "report/rows.h"
 
 /* Naming state kept over a run, and what could not be shown. */
@@ -27,10 +26,9 @@ struct stack_collector {
 	size_t seen_cap, seen_n;
 	uint64_t missed_user, missed_kernel, unknown_code;
 	uint64_t native_unplaced; /* distinct stacks whose native frames could not be placed */
-	/* the executable mappings of processes with native frames, read while
-	 * they live, to say where each native frame comes from */
-	struct mapped_files *maps;
-	size_t nmaps;
+	/* distinct stacks whose native frames were taken under mappings that
+	 * changed since (marked MAPPING_CHANGED_MARKER) */
+	uint64_t native_changed;
 	/* --async: value rooted in a named task, value in coroutines that were
 	 * not matched to a task (left as they were), and all value collected */
 	uint64_t task_value, untasked_value, all_value;
@@ -103,10 +101,6 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
  */
 size_t stack_collector_prune(struct stack_collector *c, const struct stack_maps *maps,
 			     uint32_t pystacks_max, uint32_t stacks_max, uint32_t native_max);
-
-/* pid mapped more files: its mappings are read again now, while it
- * lives (if it cannot be read any more, what was read of it stays). */
-void stack_collector_reload_maps(struct stack_collector *c, pid_t pid);
 
 /*
  * Names one recorded Python stack leaf first, frames joined by sep, into

@@ -101,6 +101,10 @@ struct report {
  * time counts up to the end): off CPU, or waiting for the GIL. */
 #define STILL_BLOCKED_MARKER "[still blocked]"
 #define STILL_WAITING_MARKER "[still waiting for the GIL]"
+/* Leaf frame of a stack whose native frames were taken under mappings of
+ * code that changed since (a library unloaded, another loaded there): left
+ * out rather than named after another file. */
+#define MAPPING_CHANGED_MARKER "[mapping changed]"
 
 void report_init(struct report *rep, bool delimiter);
 void report_free(struct report *rep);

@@ -15,12 +15,19 @@
 #include "sys/eh_frame.h"
 #include "sys/elf_image.h"
 #include "sys/elf_symbols.h"
+#include "sys/exec_maps.h"
 #include "sys/proc_maps.h"
 #include "sys/target_file.h"
 
 #define FILE_BUCKETS 256
 #define EH_FRAME_MAX (64u << 20)
 #define PROC_BUCKETS 256
+/* Per process: sets of mappings kept (stacks of older ones are marked),
+ * generations each set was read at, and mappings in all: a process that
+ * keeps changing its mappings costs a bounded amount of memory. */
+#define NS_ERAS 16
+#define NS_ERA_GENS 1024
+#define NS_MAPS_KEPT 16384
 #define BUILD_ID_HEX 129 /* a build-id of up to 64 bytes, as hex, + NUL */
 /* How far a zero-size symbol that is last in its table reaches (as
  * elf_symtab_find has it); others reach the next symbol. */
@@ -40,11 +47,9 @@ struct ns_sym {
  * that maps it, in any root. */
 struct ns_file {
 	struct ns_file *next;
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime; /* with size: rewritten in place is another file */
+	struct file_id id; /* rewritten in place is another file */
 	bool failed;
+	char build_id[BUILD_ID_HEX]; /* hex, "" none */
 	struct elf_symtab own;   /* the file's .symtab, else its .dynsym */
 	struct elf_symtab debug; /* the separate debug file's .symtab */
 	struct ns_sym *syms;     /* both, by address */
@@ -57,16 +62,29 @@ struct ns_file {
 struct ns_map {
 	uint64_t start, end, offset, inode, bias;
 	unsigned int dev_major, dev_minor;
+	struct file_id id; /* the file mapped (id_known), checked when opened */
+	bool id_known;
 	char *path; /* as the process names it */
 	struct ns_file *file; /* NULL before resolved, or when unreadable */
 	bool resolved;
 };
 
+/* Mappings as read at one or more generations (sealed: gens are valid;
+ * the same mappings read again at a later generation add it here), by
+ * address. */
+struct ns_era {
+	uint32_t *gens;
+	size_t ngens;
+	bool sealed;
+	struct ns_map *maps;
+	size_t n;
+};
+
 struct ns_proc {
 	struct ns_proc *next;
 	pid_t pid;
-	struct ns_map *maps; /* executable file mappings, by address */
-	size_t n;
+	struct ns_era eras[NS_ERAS]; /* oldest first; the last is the latest */
+	size_t neras;
 };
 
 /* A build-id asked of debuginfod and its answer (NULL: none). */
@@ -100,11 +118,26 @@ struct native_symbols *native_symbols_new(void)
 	return calloc(1, sizeof(struct native_symbols));
 }
 
+static void era_free(struct ns_era *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		free(e->maps[i].path);
+	free(e->maps);
+	free(e->gens);
+	memset(e, 0, sizeof(*e));
+}
+
+static void era_drop(struct ns_proc *p, size_t i)
+{
+	era_free(&p->eras[i]);
+	memmove(&p->eras[i], &p->eras[i + 1], (p->neras - i - 1) * sizeof(p->eras[0]));
+	p->neras--;
+}
+
 static void proc_free(struct ns_proc *p)
 {
-	for (size_t i = 0; i < p->n; i++)
-		free(p->maps[i].path);
-	free(p->maps);
+	while (p->neras)
+		era_drop(p, p->neras - 1);
 	free(p);
 }
 
@@ -409,31 +442,27 @@ static const struct ns_sym *table_find(const struct ns_file *f, uint64_t vaddr)
 
 /* ------------------------------------------------------------ files -- */
 
-static size_t file_bucket(dev_t dev, ino_t ino)
+static size_t file_bucket(const struct file_id *id)
 {
-	return (size_t)((ino * 31u + dev) % FILE_BUCKETS);
+	return (size_t)((id->ino * 31u + id->dev) % FILE_BUCKETS);
 }
 
-static struct ns_file *file_find(struct native_symbols *ns, const struct stat *st)
+static struct ns_file *file_find(struct native_symbols *ns, const struct file_id *id)
 {
-	for (struct ns_file *f = ns->files[file_bucket(st->st_dev, st->st_ino)]; f; f = f->next)
-		if (f->dev == st->st_dev && f->ino == st->st_ino && f->size == st->st_size &&
-		    f->mtime.tv_sec == st->st_mtim.tv_sec && f->mtime.tv_nsec == st->st_mtim.tv_nsec)
+	for (struct ns_file *f = ns->files[file_bucket(id)]; f; f = f->next)
+		if (file_id_equal(&f->id, id))
 			return f;
 	return NULL;
 }
 
-static struct ns_file *file_add(struct native_symbols *ns, const struct stat *st)
+static struct ns_file *file_add(struct native_symbols *ns, const struct file_id *id)
 {
 	struct ns_file *f = calloc(1, sizeof(*f));
-	size_t b = file_bucket(st->st_dev, st->st_ino);
+	size_t b = file_bucket(id);
 
 	if (!f)
 		return NULL;
-	f->dev = st->st_dev;
-	f->ino = st->st_ino;
-	f->size = st->st_size;
-	f->mtime = st->st_mtim;
+	f->id = *id;
 	f->next = ns->files[b];
 	ns->files[b] = f;
 	return f;
@@ -502,6 +531,8 @@ static void file_load(struct native_symbols *ns, pid_t pid, const char *path, st
 {
 	bool symtab = has_symtab(img);
 
+	if (elf_image_build_id(img, f->build_id, sizeof(f->build_id)) < 0)
+		f->build_id[0] = '\0';
 	load_fdes(f, img);
 	elf_symtab_load(&f->own, img); /* none: still a file, without names */
 	if (symtab)
@@ -521,6 +552,7 @@ static void resolve_map(struct native_symbols *ns, pid_t pid, struct ns_map *m)
 	struct elf_image img;
 	struct ns_file *f;
 	struct stat st;
+	struct file_id id;
 	uint64_t vaddr;
 	int fd;
 
@@ -532,13 +564,19 @@ static void resolve_map(struct native_symbols *ns, pid_t pid, struct ns_map *m)
 		ns->stats.failed++;
 		return;
 	}
-	f = file_find(ns, &st);
+	file_id_of(&st, &id);
+	if (m->id_known && !file_id_equal(&id, &m->id)) {
+		close(fd); /* not the file that was mapped: the range maps another since */
+		ns->stats.failed++;
+		return;
+	}
+	f = file_find(ns, &id);
 	if (f && f->failed) {
 		close(fd);
 		return;
 	}
 	if (elf_image_open_fd(&img, fd) < 0) { /* takes fd */
-		if (!f && (f = file_add(ns, &st))) {
+		if (!f && (f = file_add(ns, &id))) {
 			f->failed = true;
 			ns->stats.failed++;
 		}
@@ -551,7 +589,7 @@ static void resolve_map(struct native_symbols *ns, pid_t pid, struct ns_map *m)
 		return;
 	}
 	m->bias = img.is_dyn ? m->start - vaddr : 0;
-	if (!f && (f = file_add(ns, &st))) {
+	if (!f && (f = file_add(ns, &id))) {
 		file_load(ns, pid, m->path, &img, &st, f);
 		ns->stats.cut += img.refused > 0;
 	}
@@ -561,59 +599,29 @@ static void resolve_map(struct native_symbols *ns, pid_t pid, struct ns_map *m)
 
 /* ---------------------------------------------------------- processes -- */
 
-/* A new ns_proc with pid's executable mappings as /proc says now; NULL
- * when the process cannot be read or has none (it has exited). */
-static struct ns_proc *proc_read(pid_t pid)
+/* An era from em (whose paths it takes). */
+static int era_from(struct ns_era *e, struct exec_maps *em)
 {
-	char link[64], root[PATH_MAX];
-	struct proc_maps maps;
-	struct ns_proc *p;
-	ssize_t rootlen;
+	memset(e, 0, sizeof(*e));
+	e->maps = calloc(em->n ? em->n : 1, sizeof(*e->maps));
+	if (!e->maps)
+		return -1;
+	for (size_t i = 0; i < em->n; i++) {
+		struct ns_map *m = &e->maps[e->n++];
+		const struct exec_map *x = &em->v[i];
 
-	if (proc_maps_read(pid, &maps) < 0)
-		return NULL;
-	p = calloc(1, sizeof(*p));
-	if (!p) {
-		proc_maps_free(&maps);
-		return NULL;
+		m->start = x->start;
+		m->end = x->end;
+		m->offset = x->offset;
+		m->inode = x->inode;
+		m->dev_major = x->dev_major;
+		m->dev_minor = x->dev_minor;
+		m->id = x->id;
+		m->id_known = x->id_known;
+		m->path = x->path;
+		em->v[i].path = NULL;
 	}
-	p->pid = pid;
-	/* The kernel prints a mapping's path as seen from our root: for a
-	 * process in a chroot, with the chroot's directory in front. What
-	 * the process names it is what follows that (a container's root
-	 * outside ours reads as "/", its paths are already the process's). */
-	snprintf(link, sizeof(link), "/proc/%d/root", (int)pid);
-	rootlen = readlink(link, root, sizeof(root) - 1);
-	if (rootlen <= 1 || (size_t)rootlen >= sizeof(root) - 1)
-		rootlen = 0;
-	root[rootlen] = '\0';
-	p->maps = calloc(maps.n, sizeof(*p->maps));
-	for (size_t i = 0; p->maps && i < maps.n; i++) {
-		const struct proc_map *pm = &maps.v[i];
-		struct ns_map *m = &p->maps[p->n];
-		const char *name = pm->path;
-
-		if (pm->perms[2] != 'x' || name[0] != '/')
-			continue;
-		if (rootlen && strncmp(name, root, (size_t)rootlen) == 0 && name[rootlen] == '/')
-			name += rootlen;
-		m->path = strdup(name);
-		if (!m->path)
-			continue;
-		m->start = pm->start;
-		m->end = pm->end;
-		m->offset = pm->offset;
-		m->inode = pm->inode;
-		m->dev_major = pm->dev_major;
-		m->dev_minor = pm->dev_minor;
-		p->n++;
-	}
-	proc_maps_free(&maps);
-	if (!p->n) { /* an exited process's maps read as empty */
-		proc_free(p);
-		return NULL;
-	}
-	return p;
+	return 0;
 }
 
 static struct ns_proc **proc_slot(struct native_symbols *ns, pid_t pid)
@@ -625,44 +633,164 @@ static struct ns_proc **proc_slot(struct native_symbols *ns, pid_t pid)
 	return pp;
 }
 
+/* What e's mappings that are the same in prev (same place, same bytes of
+ * the same file) already know of their files. */
+static void era_inherit(struct ns_era *e, const struct ns_era *prev)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < e->n; i++) {
+		struct ns_map *m = &e->maps[i];
+		const struct ns_map *o;
+
+		while (j < prev->n && prev->maps[j].start < m->start)
+			j++;
+		if (j == prev->n)
+			break;
+		o = &prev->maps[j];
+		if (o->resolved && o->start == m->start && o->end == m->end &&
+		    o->offset == m->offset && o->id_known && m->id_known &&
+		    file_id_equal(&o->id, &m->id)) {
+			m->file = o->file;
+			m->bias = o->bias;
+			m->resolved = true;
+		}
+	}
+}
+
+static bool era_has_gen(const struct ns_era *e, uint32_t gen)
+{
+	for (size_t i = e->ngens; e->sealed && i-- > 0;)
+		if (e->gens[i] == gen)
+			return true;
+	return false;
+}
+
+/* Adds gen to e's generations (the oldest goes beyond NS_ERA_GENS). */
+static void era_add_gen(struct ns_era *e, uint32_t gen)
+{
+	if (!e->gens && !(e->gens = calloc(NS_ERA_GENS, sizeof(*e->gens))))
+		return;
+	if (e->ngens == NS_ERA_GENS)
+		memmove(e->gens, e->gens + 1, --e->ngens * sizeof(*e->gens));
+	e->gens[e->ngens++] = gen;
+	e->sealed = true;
+}
+
+/* Whether e holds just the mappings of em, each of the same file. */
+static bool era_same(const struct ns_era *e, const struct exec_maps *em)
+{
+	if (e->n != em->n)
+		return false;
+	for (size_t i = 0; i < e->n; i++) {
+		const struct ns_map *m = &e->maps[i];
+		const struct exec_map *x = &em->v[i];
+
+		if (m->start != x->start || m->end != x->end || m->offset != x->offset ||
+		    !m->id_known || !x->id_known || !file_id_equal(&m->id, &x->id))
+			return false;
+	}
+	return true;
+}
+
+/* Adds em as p's latest mappings, read at generation gen (< 0: none, a
+ * read that could not be vouched for). Read again at a generation that
+ * has mappings already, the new read holds what that one did and what was
+ * mapped since (within a generation mappings are only added): it takes
+ * the generation over. The same mappings as the latest's add their
+ * generation there. An unsealed latest read goes; the oldest beyond
+ * NS_ERAS or NS_MAPS_KEPT mappings. */
+static void proc_add_era(struct ns_proc *p, struct exec_maps *em, int64_t gen)
+{
+	struct ns_era e;
+	size_t kept = 0;
+
+	/* what is known of the files first, before any era goes */
+	if (era_from(&e, em) < 0)
+		return;
+	for (size_t i = p->neras; i-- > 0;)
+		era_inherit(&e, &p->eras[i]);
+	if (p->neras && !p->eras[p->neras - 1].sealed)
+		era_drop(p, p->neras - 1);
+	for (size_t i = 0; gen >= 0 && i < p->neras; i++) {
+		struct ns_era *o = &p->eras[i];
+
+		if (!era_has_gen(o, (uint32_t)gen))
+			continue;
+		for (size_t k = 0; k < o->ngens; k++)
+			if (o->gens[k] == (uint32_t)gen)
+				memmove(&o->gens[k], &o->gens[k + 1], (--o->ngens - k) * sizeof(*o->gens));
+		if (!o->ngens)
+			era_drop(p, i);
+		break;
+	}
+	if (gen >= 0 && p->neras && p->eras[p->neras - 1].sealed &&
+	    era_same(&p->eras[p->neras - 1], em)) {
+		era_add_gen(&p->eras[p->neras - 1], (uint32_t)gen);
+		era_free(&e);
+		return;
+	}
+	if (gen >= 0)
+		era_add_gen(&e, (uint32_t)gen);
+	if (p->neras == NS_ERAS)
+		era_drop(p, 0);
+	p->eras[p->neras++] = e;
+	for (size_t i = 0; i < p->neras; i++)
+		kept += p->eras[i].n;
+	while (p->neras > 1 && kept > NS_MAPS_KEPT) {
+		kept -= p->eras[0].n;
+		era_drop(p, 0);
+	}
+}
+
 static struct ns_proc *proc_get(struct native_symbols *ns, pid_t pid)
 {
 	struct ns_proc **pp = proc_slot(ns, pid), *p = *pp;
+	struct exec_maps em;
 
 	if (p)
 		return p;
 	/* a process that cannot be read stays without mappings until
 	 * forgotten: names are asked for by the thousand */
-	p = proc_read(pid);
-	if (!p)
-		p = calloc(1, sizeof(*p));
+	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	if (exec_maps_read(pid, &em) == 0 && em.n)
+		proc_add_era(p, &em, -1);
+	exec_maps_free(&em);
 	*pp = p;
 	return p;
 }
 
-static void resolve_all(struct native_symbols *ns, pid_t pid, struct ns_proc *p)
+/* The era of generation gen (NATIVE_GEN_LATEST: the latest), or NULL. */
+static struct ns_era *era_of(struct ns_proc *p, int64_t gen)
 {
-	for (size_t i = 0; p && i < p->n; i++)
-		if (!p->maps[i].resolved)
-			resolve_map(ns, pid, &p->maps[i]);
+	if (!p || !p->neras)
+		return NULL;
+	if (gen == NATIVE_GEN_LATEST)
+		return &p->eras[p->neras - 1];
+	for (size_t i = p->neras; i-- > 0;)
+		if (era_has_gen(&p->eras[i], (uint32_t)gen))
+			return &p->eras[i];
+	return NULL;
 }
 
-void native_symbols_reload(struct native_symbols *ns, pid_t pid)
+static void resolve_all(struct native_symbols *ns, pid_t pid, struct ns_era *e)
 {
-	struct ns_proc **pp, *fresh;
+	for (size_t i = 0; e && i < e->n; i++)
+		if (!e->maps[i].resolved)
+			resolve_map(ns, pid, &e->maps[i]);
+}
 
-	if (!ns || !(fresh = proc_read(pid)))
-		return; /* gone: what was read of it still names its frames */
-	pp = proc_slot(ns, pid);
-	if (*pp) {
-		fresh->next = (*pp)->next;
-		proc_free(*pp);
-	}
-	*pp = fresh;
-	resolve_all(ns, pid, fresh);
+void native_symbols_set_maps(struct native_symbols *ns, pid_t pid, struct exec_maps *em,
+			     int64_t gen)
+{
+	struct ns_proc *p;
+
+	if (ns && em->n && (p = proc_get(ns, pid)))
+		proc_add_era(p, em, gen);
+	exec_maps_free(em);
 }
 
 void native_symbols_forget(struct native_symbols *ns, pid_t pid)
@@ -675,32 +803,38 @@ void native_symbols_forget(struct native_symbols *ns, pid_t pid)
 	proc_free(p);
 }
 
-/* The mapping of pid that holds addr, its file resolved; NULL if none. */
-static struct ns_map *map_of(struct native_symbols *ns, pid_t pid, uint64_t addr)
+bool native_symbols_has_gen(struct native_symbols *ns, pid_t pid, int64_t gen)
 {
-	struct ns_proc *p = ns ? proc_get(ns, pid) : NULL;
-	size_t lo = 0, hi = p ? p->n : 0;
+	return ns && era_of(proc_get(ns, pid), gen) != NULL;
+}
+
+/* The mapping of pid in generation gen that holds addr, its file
+ * resolved; NULL if none. */
+static struct ns_map *map_of(struct native_symbols *ns, pid_t pid, int64_t gen, uint64_t addr)
+{
+	struct ns_era *e = ns ? era_of(proc_get(ns, pid), gen) : NULL;
+	size_t lo = 0, hi = e ? e->n : 0;
 
 	while (lo < hi) { /* /proc/PID/maps lists mappings by address */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (addr < p->maps[mid].start) {
+		if (addr < e->maps[mid].start) {
 			hi = mid;
-		} else if (addr >= p->maps[mid].end) {
+		} else if (addr >= e->maps[mid].end) {
 			lo = mid + 1;
 		} else {
-			if (!p->maps[mid].resolved)
-				resolve_map(ns, pid, &p->maps[mid]);
-			return &p->maps[mid];
+			if (!e->maps[mid].resolved)
+				resolve_map(ns, pid, &e->maps[mid]);
+			return &e->maps[mid];
 		}
 	}
 	return NULL;
 }
 
-const char *native_symbols_name(struct native_symbols *ns, pid_t pid, uint64_t addr,
+const char *native_symbols_name(struct native_symbols *ns, pid_t pid, int64_t gen, uint64_t addr,
 				uint64_t *sym_offset)
 {
-	struct ns_map *m = map_of(ns, pid, addr);
+	struct ns_map *m = map_of(ns, pid, gen, addr);
 	const struct ns_sym *s;
 
 	if (!m || !m->file || m->file->failed || !(s = table_find(m->file, addr - m->bias)))
@@ -710,10 +844,10 @@ const char *native_symbols_name(struct native_symbols *ns, pid_t pid, uint64_t a
 	return s->name;
 }
 
-int native_symbols_function(struct native_symbols *ns, pid_t pid, uint64_t addr,
+int native_symbols_function(struct native_symbols *ns, pid_t pid, int64_t gen, uint64_t addr,
 			    uint64_t *start, const char **path)
 {
-	struct ns_map *m = map_of(ns, pid, addr);
+	struct ns_map *m = map_of(ns, pid, gen, addr);
 	const struct eh_fde *fde;
 
 	if (!m || !m->file || m->file->failed)
@@ -726,8 +860,25 @@ int native_symbols_function(struct native_symbols *ns, pid_t pid, uint64_t addr,
 	return 0;
 }
 
+int native_symbols_where(struct native_symbols *ns, pid_t pid, int64_t gen, uint64_t addr,
+			 struct native_where *out)
+{
+	struct ns_map *m = map_of(ns, pid, gen, addr);
+
+	if (!m)
+		return -1;
+	out->path = m->path;
+	out->build_id = m->file && !m->file->failed && m->file->build_id[0] ? m->file->build_id
+									  : NULL;
+	out->file_offset = addr - m->start + m->offset;
+	out->start = m->start;
+	out->end = m->end;
+	out->offset = m->offset;
+	return 0;
+}
+
 void native_symbols_preload(struct native_symbols *ns, pid_t pid)
 {
 	if (ns)
-		resolve_all(ns, pid, proc_get(ns, pid));
+		resolve_all(ns, pid, era_of(proc_get(ns, pid), NATIVE_GEN_LATEST));
 }

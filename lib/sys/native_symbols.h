@@ -9,9 +9,12 @@
 #ifndef PYBPF_SYS_NATIVE_SYMBOLS_H
 #define PYBPF_SYS_NATIVE_SYMBOLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "sys/exec_maps.h"
 
 /* Opaque: files' symbol tables shared by every process, per run. */
 struct native_symbols;
@@ -20,12 +23,22 @@ struct native_symbols *native_symbols_new(void);
 void native_symbols_free(struct native_symbols *ns);
 
 /*
- * The function holding addr in process pid: its name (owned by ns, valid
- * until native_symbols_free) and addr's offset in it (sym_offset may be
- * NULL); NULL if no symbol covers addr (the caller prints module+offset).
- * The process's executable mappings are read on first use and cached.
+ * Mapping generations: a process's mappings are kept as read at each
+ * generation (the caller's number for "nothing removed or replaced since":
+ * bpf/native_maps.h), up to 16 per process, so that an address is named
+ * by the file that was mapped when it was recorded, never by one mapped
+ * there later. NATIVE_GEN_LATEST: the mappings read last.
  */
-const char *native_symbols_name(struct native_symbols *ns, pid_t pid, uint64_t addr,
+#define NATIVE_GEN_LATEST ((int64_t)-1)
+
+/*
+ * The function holding addr in process pid at generation gen: its name
+ * (owned by ns, valid until native_symbols_free) and addr's offset in it
+ * (sym_offset may be NULL); NULL if no symbol covers addr (the caller
+ * prints module+offset). Without mappings of pid, they are read on first
+ * use (as the latest, no generation).
+ */
+const char *native_symbols_name(struct native_symbols *ns, pid_t pid, int64_t gen, uint64_t addr,
 				uint64_t *sym_offset);
 
 /*
@@ -34,16 +47,33 @@ const char *native_symbols_name(struct native_symbols *ns, pid_t pid, uint64_t a
  * or not), and the file as the process names it: what tells unnamed
  * functions apart. Returns 0, or -1 if no entry covers addr.
  */
-int native_symbols_function(struct native_symbols *ns, pid_t pid, uint64_t addr,
+int native_symbols_function(struct native_symbols *ns, pid_t pid, int64_t gen, uint64_t addr,
 			    uint64_t *start, const char **path);
 
-/* Reads pid's mappings and their files' symbols now, while it lives (a
- * process that has exited can no longer be read). */
-void native_symbols_preload(struct native_symbols *ns, pid_t pid);
+/* Where addr comes from, so that a profile's native frames can be
+ * symbolized again elsewhere. */
+struct native_where {
+	const char *path;     /* as the process names it */
+	const char *build_id; /* hex; NULL when the file has none or was not read */
+	uint64_t file_offset; /* the address's offset in the file */
+	uint64_t start, end, offset; /* the mapping */
+};
+int native_symbols_where(struct native_symbols *ns, pid_t pid, int64_t gen, uint64_t addr,
+			 struct native_where *out);
 
-/* Reads pid's mappings again (it mapped more) and their files' symbols
- * now; if it can no longer be read, what was read of it stays. */
-void native_symbols_reload(struct native_symbols *ns, pid_t pid);
+/* Whether pid's mappings of generation gen are kept. */
+bool native_symbols_has_gen(struct native_symbols *ns, pid_t pid, int64_t gen);
+
+/* Keeps em (read by the caller; its contents are taken) as pid's
+ * mappings of generation gen (NATIVE_GEN_LATEST: of none, a read that
+ * could not be vouched for). An empty em (the process is gone) keeps
+ * what was read before. */
+void native_symbols_set_maps(struct native_symbols *ns, pid_t pid, struct exec_maps *em,
+			     int64_t gen);
+
+/* Reads the symbols of the files of pid's latest mappings now, while it
+ * lives (a process that has exited can no longer be read). */
+void native_symbols_preload(struct native_symbols *ns, pid_t pid);
 
 /* Drops what is cached of pid's mappings (it exec'd or exited); the
  * files' symbols stay for other processes. */

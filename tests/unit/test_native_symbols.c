@@ -177,7 +177,7 @@ static const char *name_of(struct native_symbols *ns, pid_t pid, uint64_t addr, 
 			   size_t len)
 {
 	uint64_t off = 0;
-	const char *name = native_symbols_name(ns, pid, addr, &off);
+	const char *name = native_symbols_name(ns, pid, NATIVE_GEN_LATEST, addr, &off);
 
 	if (name)
 		snprintf(buf, len, "%s+0x%llx", name, (unsigned long long)off);
@@ -240,7 +240,7 @@ static void part_a(void)
 	printf("A: static function of the program: %s\n",
 	       name_of(ns, pid, spin_addr + 1, buf, sizeof(buf)));
 	CHECK_STR(buf, "natsym_static_spin+0x1");
-	CHECK(native_symbols_name(ns, pid, 0x1000, &off) == NULL); /* no mapping */
+	CHECK(native_symbols_name(ns, pid, NATIVE_GEN_LATEST, 0x1000, &off) == NULL); /* no mapping */
 	native_symbols_forget(ns, pid);
 	CHECK_STR(name_of(ns, pid, getpid_addr, buf, sizeof(buf)), "getpid+0x0");
 	native_symbols_stats(ns, &st);
