@@ -9,8 +9,8 @@ loaded again.
     python swap_library.py DIR FIRST PREFIX1 SECOND PREFIX2 SECONDS [--rewrite]
 
 Writes DIR/ready.json, waits for DIR/go, and at the end DIR/truth.json:
-each phase's CPU time, where each library was mapped (its lowest
-address) and the inode of each.
+each phase's CPU time, where each library's spin function was and the
+inode of each library.
 """
 import ctypes
 import json
@@ -30,16 +30,10 @@ def write_json(name, data):
     os.rename(tmp, os.path.join(DIR, name))
 
 
-def base_of(path):
-    """The lowest address path is mapped at, from /proc/self/maps."""
-    st = os.stat(path)
-    lows = []
-    with open("/proc/self/maps") as fp:
-        for line in fp:
-            f = line.split()
-            if len(f) >= 6 and int(f[4]) == st.st_ino:
-                lows.append(int(f[0].split("-")[0], 16))
-    return min(lows) if lows else 0
+def address_of(lib, prefix):
+    """Where PREFIX_spin is (a chroot may have no /proc: not from its maps);
+    the two variants of the same layout have it at the same offset."""
+    return ctypes.cast(getattr(lib, prefix + "_spin"), ctypes.c_void_p).value
 
 
 def burn(spin):
@@ -63,7 +57,7 @@ def main():
         time.sleep(0.02)
     truth = {}
     lib = ctypes.CDLL(FIRST)
-    truth["base1"], truth["ino1"] = base_of(FIRST), os.stat(FIRST).st_ino
+    truth["spin1"], truth["ino1"] = address_of(lib, P1), os.stat(FIRST).st_ino
     truth["cpu1"] = first_phase(lib)
     import _ctypes
     _ctypes.dlclose(lib._handle)
@@ -78,7 +72,7 @@ def main():
     else:
         target = SECOND
     lib = ctypes.CDLL(target)
-    truth["base2"], truth["ino2"] = base_of(target), os.stat(target).st_ino
+    truth["spin2"], truth["ino2"] = address_of(lib, P2), os.stat(target).st_ino
     truth["cpu2"] = second_phase(lib)
     truth["done"] = True
     write_json("truth.json", truth)
