@@ -86,7 +86,7 @@ def read_json(path, timeout=20, key=None):
 
 
 def run_on_cue(interp, tool, workload, tmp_path, tool_args, workload_args=(),
-               ready="state.json", truth=None, settle=0, timeout=120):
+               ready="state.json", truth=None, settle=0, timeout=120, pass_fds=()):
     """The set-up of a measured run: WORKLOAD (placed where INTERP sees it)
     starts with a scratch directory as its first argument (then
     WORKLOAD_ARGS), says it is ready ({"ready": true} in READY there),
@@ -95,13 +95,13 @@ def run_on_cue(interp, tool, workload, tmp_path, tool_args, workload_args=(),
     SETTLE seconds pass, "go" appears in the scratch directory, and the
     tool ends with the workload. Returns (OUT's text, the tool's stderr,
     TRUTH: a (file, key) of the scratch directory read before it goes, or
-    None)."""
+    None). The workload inherits the descriptors PASS_FDS."""
     import tempfile
     script = interp.place(workload)
     tmp = tempfile.mkdtemp(dir=str(tmp_path))  # one per run
     scratch = interp.scratch(tmp)
     out = os.path.join(tmp, "report")
-    proc = interp.spawn([script, scratch.proc] + list(workload_args))
+    proc = interp.spawn([script, scratch.proc] + list(workload_args), pass_fds=pass_fds)
     try:
         state = read_json(scratch.host_path(ready), key="ready", timeout=60)
         target = (tool_args(state, proc.pid) if callable(tool_args)

@@ -33,12 +33,19 @@ def pyoffcpu():
 def run_known(interp, pyoffcpu, tmp_path, args, cycles=20, use_tid=False):
     """Runs offcpu_known.py under pyoffcpu (started before the workload's
     measured part, ended by the workload's exit). Returns (report text,
-    stderr, truth seconds per function)."""
+    stderr, truth seconds per function: blocked, neither on a CPU nor
+    runnable, by the scheduler's accounting, which the workload reads
+    through a descriptor of /proc that it inherits)."""
     def target(state, pid):
         return list(args) + (["-t", str(state["select_tid"])] if use_tid else ["-p", str(pid)])
 
-    text, err, truth = run_on_cue(interp, pyoffcpu, WORKLOAD, tmp_path, target,
-                                  workload_args=[str(cycles)], truth=("state.json", "truth"))
+    proc_fd = os.open("/proc", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        text, err, truth = run_on_cue(interp, pyoffcpu, WORKLOAD, tmp_path, target,
+                                      workload_args=[str(cycles), str(proc_fd)],
+                                      truth=("state.json", "truth"), pass_fds=(proc_fd,))
+    finally:
+        os.close(proc_fd)
     return text, err, truth["truth"]
 
 
@@ -55,9 +62,10 @@ def blocked_by_leaf_function(rows):
 
 
 def test_blocked_time_matches_truth(interp, pyoffcpu, tmp_path):
-    """Each function's blocked microseconds are within 10% of the wall time
-    it measured in its blocking call (time.sleep, os.read on a pipe,
-    select), charged to the Python function that called the C code."""
+    """Each function's blocked microseconds are within 10% of the time the
+    workload measured its blocking calls (time.sleep, os.read on a pipe,
+    select) blocked, charged to the Python function that called the C
+    code."""
     text, err, truth = run_known(interp, pyoffcpu, tmp_path, ["--format", "folded"])
     rows = parse_folded(text)
     per = blocked_by_leaf_function(rows)
