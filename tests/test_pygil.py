@@ -57,7 +57,8 @@ def run_gil(interp, pygil, tmp_path, mode, seconds, args=(), header_on="stdout")
     Returns (table rows by role, stdout, stderr, final state). Each row has
     "truth_wait_ms": the thread's time from go to stop that it neither ran
     (its CPU time) nor waited for a CPU (the scheduler's run delay), which
-    for these threads is time blocked waiting for the GIL."""
+    for these threads is time blocked waiting for the GIL, and
+    "truth_delay_ms": that run delay."""
     script = interp.place(WORKLOAD)
     tmp = tempfile.mkdtemp(dir=str(tmp_path))
     scratch = interp.scratch(tmp)
@@ -91,6 +92,7 @@ def run_gil(interp, pygil, tmp_path, mode, seconds, args=(), header_on="stdout")
         if ns_tid and tid in rows:
             delay = delay1[tid] - delay0[tid]
             rows[tid]["truth_wait_ms"] = 1000 * (final["span"] - final["cpu"][role] - delay)
+            rows[tid]["truth_delay_ms"] = 1000 * delay
         if ns_tid:
             by_role[role] = rows.get(tid)
     return by_role, out, err, final
@@ -99,19 +101,30 @@ def run_gil(interp, pygil, tmp_path, mode, seconds, args=(), header_on="stdout")
 def test_spinning_threads_wait_three_quarters(interp, pygil, tmp_path):
     """Four spinning threads: each one's GIL wait matches the time it was
     neither running nor waiting for a CPU (about 3/4 of it on an idle
-    machine; less where the machine is busy and threads wait for a CPU)."""
+    machine; less where the machine is busy and threads wait for a CPU).
+    WAIT% is over the thread's whole life in the run (it was there before
+    go and idles after stop), so its lower bound is the truth's share of
+    that, less the tolerance of the wait itself."""
     rows, out, err, final = run_gil(interp, pygil, tmp_path, "spinners", 3)
     assert len(rows) == 4 and all(rows.values()), out
+    span_ms = 1000 * final["span"]
+    # the GIL changes hands as often as its holder runs long enough to see
+    # a request (5 ms) and drop it: about 200 times a second when the four
+    # get a CPU between them (an idle machine), fewer when they get less
+    got = min(1.0, sum(final["cpu"].values()) / final["span"])
     for role, r in rows.items():
-        assert abs(r["wait_ms"] - r["truth_wait_ms"]) <= 0.05 * 1000 * final["span"], \
-            (role, r, out)
-        assert 40 <= r["wait_pct"] <= 92, (role, r, out)
-        assert r["waits"] >= 20, (role, r)
+        assert abs(r["wait_ms"] - r["truth_wait_ms"]) <= 0.05 * span_ms, (role, r, out)
+        least = 100 * (r["truth_wait_ms"] - 0.05 * span_ms) / (1000 * r["wall"]) - 0.1
+        assert least <= r["wait_pct"] <= 92, (role, least, r, out)
+        assert r["waits"] >= 20 * got, (role, got, r)
         assert 10 <= r["hold_pct"] <= 40, (role, r, out)
-    mean = sum(r["truth_wait_ms"] for r in rows.values()) / 4 / (10 * final["span"])
-    assert mean >= 40, (mean, out)  # they did contend
+    # they did contend: of the time the scheduler did not keep them waiting
+    # for a CPU (all of it on an idle machine), they waited for the GIL 40%+
+    mean = sum(100 * r["truth_wait_ms"] / (span_ms - r["truth_delay_ms"])
+               for r in rows.values()) / 4
+    assert mean >= 40, (mean, rows, out)
     switches = float(re.search(r"([\d.]+) GIL switches/s", out).group(1))
-    assert switches >= 50, out
+    assert switches >= 50 * got, (got, out)
     # waited in the spinning function; it held the GIL meanwhile
     waited = out.split("Where threads waited for the GIL")[1].split("Who held the GIL")
     assert "spin_pure (" in waited[0] and "spin_pure (" in waited[1], out
