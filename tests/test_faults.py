@@ -39,6 +39,7 @@ import interpreters
 from profiling import start_tool, finish, parse_folded, frame_name, read_json, offcpu_times
 
 SLACK = 20          # seconds a tool may take past its duration to report and exit
+                    # on an idle machine; scaled by cpu_share() on a loaded one
 START_TIMEOUT = 120  # compiling BPF on a busy machine
 FAULTS = os.path.join(WORKLOADS, "faults.py")
 GARBAGE = os.path.join(WORKLOADS, "garbage_running.py")
@@ -95,6 +96,23 @@ def tools():
 
 
 # ------------------------------------------------------------------ running
+
+def cpu_share(seconds=0.5):
+    """The share of a CPU a busy thread gets now, by spinning for SECONDS:
+    about 1 on an idle machine, a tenth at a load of 20 on 2 CPUs. Limits
+    on the work a tool does after its run (reading and naming stacks) are
+    divided by it, so that only a hang exceeds them."""
+    wall0, cpu0 = time.monotonic(), time.thread_time()
+    while time.monotonic() - wall0 < seconds:
+        pass
+    share = (time.thread_time() - cpu0) / (time.monotonic() - wall0)
+    return min(1.0, max(share, 0.05))
+
+
+def slack():
+    """SLACK, scaled to what the machine gives now."""
+    return SLACK / cpu_share()
+
 
 class Result:
     def __init__(self, name, rc, out, err, seconds, report):
@@ -171,9 +189,10 @@ class Tools:
             p.send_signal(sig)
 
     def interrupt(self):
-        """Ctrl-C to every tool; each must be done within SLACK seconds."""
+        """Ctrl-C to every tool; each must be done within slack() seconds."""
+        limit = slack()
         self.signal(signal.SIGINT)
-        return self.finish(deadline=time.monotonic() + SLACK)
+        return self.finish(deadline=time.monotonic() + limit)
 
     def finish(self, limit=None, deadline=None):
         """Waits for every tool, at most LIMIT seconds (default: duration +
@@ -260,19 +279,21 @@ def assert_named(r, name, minimum=1):
 @pytest.mark.parametrize("py", ALL)
 def test_target_exits_mid_run(py, tools, tmp_path):
     """-p PID for 30 s; the target (two threads in exit_soon_spin) exits
-    after 2 s: each tool notices, says so, prints what it collected (naming
-    the function) and exits 0 long before its duration."""
+    after 2 s: each tool notices, says so (which it does only if it
+    stopped before its duration), prints what it collected (naming the
+    function) and exits 0."""
     w = Workload(py, tmp_path, FAULTS, "exit", 2)
     try:
         run = Tools(tools, str(tmp_path), ["-p", str(w.pid)], 30,
                     which=("pyprofile", "pyoffcpu", "pygil"))
         w.go()
         assert w.wait() == 0
-        res = run.finish(limit=2 + SLACK)
+        limit = 2 + slack()
+        res = run.finish(limit=limit)
     finally:
         w.close()
     for name, r in res.items():
-        assert_clean_exit(r, 2 + SLACK)
+        assert_clean_exit(r, limit)
         assert "every target process has exited\n" in r.err, r.describe()
     assert_named(res["pyprofile"], "exit_soon_spin", 20)      # samples at 199 Hz
     assert_named(res["pyoffcpu"], "exit_soon_spin", 20000)    # us blocked
@@ -316,12 +337,13 @@ def test_exec_into_sleep_with_pid(py, tools, tmp_path):
         run = Tools(tools, str(tmp_path), ["-p", str(w.pid)], 30,
                     which=("pyprofile", "pyoffcpu", "pygil"))
         w.go()
-        res = run.finish(limit=1.5 + SLACK)
+        limit = 1.5 + slack()
+        res = run.finish(limit=limit)
         assert_runs_sleep(w)
     finally:
         w.close()
     for r in res.values():
-        assert_clean_exit(r, 1.5 + SLACK)
+        assert_clean_exit(r, limit)
         assert "no longer runs a Python we can read" in r.err, r.describe()
         assert_nothing_named_after_exec(r, "sleep")
     assert_named(res["pyprofile"], "burn_before_exec", 20)
@@ -424,15 +446,18 @@ def test_thread_churn(py, tools, tmp_path):
         run = Tools(tools, str(tmp_path), ["-p", str(w.pid)], duration,
                     which=("pyprofile", "pyoffcpu", "pygil"))
         w.go()
-        res = run.finish()
+        limit = duration + slack()
+        res = run.finish(limit=limit)
         state = w.read_state(key="done", timeout=30)
     finally:
         w.close()
-    rate = state["threads"] / state["seconds"]
-    assert rate >= 100, state  # the precondition: real churn
+    # the precondition, real churn: 100 threads a second for the tools'
+    # run (on an idle machine, many more; on a loaded one the workload's
+    # duration + 1 s may reach fewer a second, judged on the total)
+    assert state["threads"] >= 100 * duration, state
     ncpu = os.cpu_count() or 2
     for r in res.values():
-        assert_clean_exit(r, duration + SLACK)
+        assert_clean_exit(r, limit)
         (events, procs, exited, framed, no_ts, truncated, unreadable, not_counted,
          full, lost) = r.summary()
         assert procs == 1 and exited == 0 and lost == 0, r.describe()
