@@ -4,38 +4,12 @@
 #include <string.h>
 
 #include "pydump_dump.h"
+#include "report/json.h"
 
-/* A JSON string; bytes that are not valid UTF-8 become U+FFFD. */
+/* A JSON string (report/json.h: controls escaped, bad UTF-8 as U+FFFD); null for NULL. */
 static void jstr(FILE *out, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-
-	if (!s) {
-		fputs("null", out);
-		return;
-	}
-	fputc('"', out);
-	while (*p) {
-		unsigned c = *p;
-		size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-		bool ok = n > 0;
-
-		for (size_t i = 1; i < n && ok; i++)
-			ok = (p[i] & 0xc0) == 0x80;
-		if (!ok) {
-			fputs("\\ufffd", out);
-			p++;
-			continue;
-		}
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fwrite(p, 1, n, out);
-		p += n;
-	}
-	fputc('"', out);
+	json_write_string(out, s);
 }
 
 static void jaddr(FILE *out, uint64_t v)

@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-/* Writes s as a JSON string literal (quotes included). */
+/* Writes s as a JSON string literal (quotes included); null for NULL. */
 void json_write_string(FILE *out, const char *s);
 
 /* The same without the quotes (to build one string from pieces). */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "report/rows.h"
 
+#include "sys/text_escape.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,23 +293,36 @@ const char *report_frame_name(const struct report_frame *f)
 	return f->name ? f->name : "[unknown]";
 }
 
+/* Appends s to the label at buf + used (snprintf's convention: used may
+ * pass len, then only the length counts). Target text is escaped, ';'
+ * included: it separates frames in folded output and in row_text. */
+static size_t label_put(char *buf, size_t len, size_t used, const char *s, bool target)
+{
+	char *at = used < len ? buf + used : NULL;
+	size_t room = used < len ? len - used : 0;
+	int n;
+
+	if (target)
+		return used + text_escape(at, room, s, ";");
+	n = snprintf(at, room, "%s", s);
+	return used + (n < 0 ? 0 : (size_t)n);
+}
+
 size_t report_frame_label(const struct report_frame *f, char *buf, size_t len)
 {
-	int n;
+	char line[24];
+	size_t used = label_put(buf, len, 0, report_frame_name(f), true);
 
 	if (f->kind == REPORT_FRAME_PYTHON && f->file) {
 		if (f->line >= 0)
-			n = snprintf(buf, len, "%s (%s:%d)", report_frame_name(f), f->file, f->line);
+			snprintf(line, sizeof(line), ":%d)", f->line);
 		else
-			n = snprintf(buf, len, "%s (%s:?)", report_frame_name(f), f->file);
-	} else {
-		n = snprintf(buf, len, "%s", report_frame_name(f));
+			snprintf(line, sizeof(line), ":?)");
+		used = label_put(buf, len, used, " (", false);
+		used = label_put(buf, len, used, f->file, true);
+		used = label_put(buf, len, used, line, false);
 	}
-	/* ';' separates frames in folded output: never inside a name */
-	for (size_t i = 0; i < len && buf[i]; i++)
-		if (buf[i] == ';' || buf[i] == '\n')
-			buf[i] = ':';
-	return n < 0 ? 0 : (size_t)n;
+	return used;
 }
 
 /* ---- text and folded ------------------------------------------------- */
@@ -457,8 +472,8 @@ void report_print_text(const struct report *rep, FILE *out)
 			else
 				fprintf(out, "    %s\n", frames[k]);
 		}
-		fprintf(out, "    %-16s %s (%d)\n        %llu\n\n", "-", r->comm, (int)r->pid,
-			(unsigned long long)r->value);
+		fprintf(out, "    %-16s %s (%d)\n        %llu\n\n", "-", TEXT_ESC(r->comm),
+			(int)r->pid, (unsigned long long)r->value);
 		free(frames);
 	}
 	text_rows_free(v, nrows);
@@ -474,11 +489,10 @@ void report_print_folded(const struct report *rep, FILE *out)
 	for (size_t i = 0; i < nrows; i++) {
 		const struct text_row *r = &v[i];
 		const char *kernel = r->frames;
-		char comm[sizeof(rep->rows[0].comm)];
+		char comm[4 * sizeof(rep->rows[0].comm)];
 
-		/* comm is the root frame: the same rule as for names */
-		for (size_t k = 0; k < sizeof(comm); k++)
-			comm[k] = r->comm[k] == ';' || r->comm[k] == '\n' ? ':' : r->comm[k];
+		/* comm is the root frame: escaped as names are */
+		text_escape(comm, sizeof(comm), r->comm, ";");
 		/* with -d, a "-" frame between user and kernel frames */
 		if (rep->delimiter && r->nkernel && r->nuser) {
 			for (int k = 0; k < r->nuser; k++)

@@ -135,9 +135,11 @@ void report_merge_rows(struct report *rep);
 
 /*
  * The text of a frame as people read it: "qualname (file:line)" (line "?"
- * when unknown), a symbol or "[unknown]", a marker's text. ';' and '\n'
- * become ':' (they separate frames and rows in folded output). Returns the
- * length the full text has (snprintf's convention).
+ * when unknown), a symbol or "[unknown]", a marker's text. Names and files
+ * are escaped (sys/text_escape.h), ';' too ("\x3b": it separates frames in
+ * folded output), so a label is one frame on one line whatever a target
+ * names things. Returns the length the full text has (snprintf's
+ * convention).
  */
 size_t report_frame_label(const struct report_frame *f, char *buf, size_t len);
 

@@ -13,6 +13,8 @@
  */
 #include "report/svg.h"
 
+#include "sys/text_escape.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -227,35 +229,30 @@ static int depth_of(struct fnode *n)
 	return d;
 }
 
-/* Bytes of the character at s if it is valid UTF-8 that XML allows
- * (names come from hostile processes and binaries), else 0. */
-static size_t xml_char_len(const unsigned char *s)
-{
-	size_t n = *s >= 0xf0 ? 4 : *s >= 0xe0 ? 3 : *s >= 0xc2 ? 2 : 1;
-	uint32_t cp = n == 1 ? *s : *s & (0x7fu >> n);
-
-	if (*s >= 0x80 && (n == 1 || *s > 0xf4))
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || (n == 3 && cp < 0x800) ||
-	    (n == 4 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ||
-	    cp == 0xfffe || cp == 0xffff)
-		return 0;
-	return n;
-}
-
+/*
+ * Text for XML, from names of hostile processes and binaries: what a text
+ * sink escapes (controls, C1, bad UTF-8: sys/text_escape.h) is written as
+ * the same visible \xHH (XML 1.0 forbids most C0 characters even as
+ * references), the two non-characters XML forbids as U+FFFD.
+ */
 static void xml_escape(FILE *out, const char *s)
 {
 	for (; *s; s++) {
-		size_t n = xml_char_len((const unsigned char *)s);
+		size_t n = text_char_len(s);
 
-		if (n != 1) { /* a character of its own, or U+FFFD for bad bytes */
-			fwrite(n ? s : "\xef\xbf\xbd", 1, n ? n : 3, out);
-			s += n ? n - 1 : 0;
+		if (!n) {
+			fprintf(out, "\\x%02x", (unsigned char)*s);
+			continue;
+		}
+		if (n == 3 && memcmp(s, "\xef\xbf", 2) == 0 &&
+		    ((unsigned char)s[2] == 0xbe || (unsigned char)s[2] == 0xbf)) {
+			fputs("\xef\xbf\xbd", out); /* U+FFFE, U+FFFF */
+			s += 2;
+			continue;
+		}
+		if (n > 1) {
+			fwrite(s, 1, n, out);
+			s += n - 1;
 			continue;
 		}
 		switch (*s) {

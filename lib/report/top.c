@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "report/top.h"
 
+#include "sys/text_escape.h"
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,23 +34,26 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* What a function is called in the table; NULL for frames that are not
- * functions of the process (kernel, markers). */
+/* What a function is called in the table, escaped (names come from the
+ * targets); false for frames that are not functions of the process
+ * (kernel, markers). */
 static bool function_label(const struct report_frame *f, char *buf, size_t len)
 {
+	char raw[1024];
+
 	if (f->kind == REPORT_FRAME_PYTHON && f->file) {
 		if (f->first_line > 0)
-			snprintf(buf, len, "%s (%s:%d)", report_frame_name(f), base_name(f->file),
-				 f->first_line);
+			snprintf(raw, sizeof(raw), "%s (%s:%d)", report_frame_name(f),
+				 base_name(f->file), f->first_line);
 		else
-			snprintf(buf, len, "%s (%s)", report_frame_name(f), base_name(f->file));
-		return true;
+			snprintf(raw, sizeof(raw), "%s (%s)", report_frame_name(f), base_name(f->file));
+	} else if (f->kind == REPORT_FRAME_PYTHON || f->kind == REPORT_FRAME_NATIVE) {
+		snprintf(raw, sizeof(raw), "%s", report_frame_name(f));
+	} else {
+		return false;
 	}
-	if (f->kind == REPORT_FRAME_PYTHON || f->kind == REPORT_FRAME_NATIVE) {
-		snprintf(buf, len, "%s", report_frame_name(f));
-		return true;
-	}
-	return false;
+	text_escape(buf, len, raw, NULL);
+	return true;
 }
 
 static uint64_t hash(const char *s)

@@ -4,11 +4,25 @@
  * and most tools read) and bcc's multi-line text. Input: rows, see
  * fuzz_rows.h. Folded output must stay one line per distinct stack, with
  * no frame boundary that is not one (names with ';' or '\n' included),
- * and keep every row's value.
+ * and keep every row's value; neither it nor the text report lets a raw
+ * control byte (C0 but the line ends, DEL, C1) or bad UTF-8 through.
  */
 #include <inttypes.h>
 
 #include "fuzz_rows.h"
+#include "sys/text_escape.h"
+
+/* Every byte of a text output is a line end or part of a character a
+ * terminal shows as it is (sys/text_escape.h). */
+static void check_printable(const struct fuzz_out *out)
+{
+	for (size_t i = 0; i < out->len;) {
+		size_t n = out->buf[i] == '\n' ? 1 : text_char_len(out->buf + i);
+
+		FUZZ_CHECK(n > 0 && i + n <= out->len);
+		i += n;
+	}
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -24,6 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_out_open(&out);
 		report_print_folded(&rep, out.f);
 		fuzz_out_close(&out);
+		check_printable(&out);
 		for (size_t i = 0; i < rep.n; i++)
 			want_sum += rep.rows[i].value;
 		/* each line: as many ';' as some row has frames (+ comm, "-"),
@@ -57,6 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_out_open(&out);
 		report_print_text(&rep, out.f);
 		fuzz_out_close(&out);
+		check_printable(&out);
 		fuzz_out_free(&out);
 	}
 	report_free(&rep);

@@ -64,8 +64,12 @@ static void test_labels(void)
 	report_frame_label(&f, buf, sizeof(buf));
 	CHECK_STR(buf, "<module> (/a/b.py:?)");
 	f = (struct report_frame){ .kind = REPORT_FRAME_PYTHON, .name = "a;b\nc", .file = "x;y" };
-	CHECK(report_frame_label(&f, buf, sizeof(buf)) == strlen("a:b:c (x:y:0)"));
-	CHECK_STR(buf, "a:b:c (x:y:0)");
+	/* ';' and '\n' would split a frame or a folded line: escaped */
+	CHECK(report_frame_label(&f, buf, sizeof(buf)) == strlen("a\\x3bb\\x0ac (x\\x3by:0)"));
+	CHECK_STR(buf, "a\\x3bb\\x0ac (x\\x3by:0)");
+	f = (struct report_frame){ .kind = REPORT_FRAME_NATIVE, .name = "\x1b[2J\xc2\x9b" };
+	report_frame_label(&f, buf, sizeof(buf));
+	CHECK_STR(buf, "\\x1b[2J\\xc2\\x9b");
 	f = (struct report_frame){ .kind = REPORT_FRAME_NATIVE, .addr = 1 };
 	report_frame_label(&f, buf, sizeof(buf));
 	CHECK_STR(buf, "[unknown]");
