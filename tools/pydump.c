@@ -22,6 +22,7 @@
 #include "sys/core_file.h"
 #include "sys/remote_mem.h"
 #include "sys/target_file.h"
+#include "sys/text_escape.h"
 
 #define MAX_PIDS 256
 
@@ -74,7 +75,7 @@ static void failed(struct run *r, pid_t pid, const char *what, const char *why)
 
 	e->pid = pid;
 	snprintf(e->error, sizeof(e->error), "%s", why);
-	fprintf(stderr, "pydump: %s: %s\n", what, why);
+	fprintf(stderr, "pydump: %s: %s\n", TEXT_ESC(what), TEXT_ESC(why));
 }
 
 static void dump_pid(struct run *r, pid_t pid)
@@ -137,10 +138,10 @@ static int dump_tasks(struct dump *d, bool verbose)
 	printf("\n");
 	fflush(stdout);
 	if (py_asyncio_read(&d->p, NULL, threads, (int)d->nthreads, &a) < 0) {
-		fprintf(stderr, "pydump: PID %d: asyncio: %s\n", (int)d->pid, d->p.err);
+		fprintf(stderr, "pydump: PID %d: asyncio: %s\n", (int)d->pid, TEXT_ESC(d->p.err));
 	} else {
 		if (verbose && a.extension[0])
-			printf("# asyncio: _asyncio from %s\n", a.extension);
+			printf("# asyncio: _asyncio from %s\n", TEXT_ESC(a.extension));
 		py_asyncio_print(stdout, &d->p, &a);
 		py_asyncio_free(&a);
 		rc = 0;
@@ -171,7 +172,7 @@ static int parse_args(struct run *r, int argc, char **argv)
 		switch (c) {
 		case 'p':
 			if (cli_parse_pid_list(optarg, r->pids, MAX_PIDS, &r->npids) < 0) {
-				fprintf(stderr, "pydump: invalid PID: %s\n", optarg);
+				fprintf(stderr, "pydump: invalid PID: %s\n", TEXT_ESC(optarg));
 				return 2;
 			}
 			break;
@@ -196,7 +197,7 @@ static int parse_args(struct run *r, int argc, char **argv)
 	}
 	for (; optind < argc; optind++)
 		if (cli_parse_pid_list(argv[optind], r->pids, MAX_PIDS, &r->npids) < 0) {
-			fprintf(stderr, "pydump: invalid PID: %s\n", argv[optind]);
+			fprintf(stderr, "pydump: invalid PID: %s\n", TEXT_ESC(argv[optind]));
 			return 2;
 		}
 	if ((!r->npids) == !r->core || ((r->exe || r->root) && !r->core) || (r->tasks && r->json)) {

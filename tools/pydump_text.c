@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "pydump_dump.h"
+#include "sys/text_escape.h"
 
 #define NS_PER_SEC 1e9
 
@@ -173,7 +174,9 @@ static void print_state(FILE *out, const struct dump *d, const struct dump_threa
 			add(&l, " [kernel: %s]", k->wchan);
 	}
 	add_cpu(&l, k);
-	fprintf(out, "  %s\n", l.buf);
+	fprintf(out, "  ");
+	text_escape_write(out, l.buf);
+	fputc('\n', out);
 }
 
 static void print_locals(FILE *out, const struct dump_frame *f)
@@ -182,9 +185,12 @@ static void print_locals(FILE *out, const struct dump_frame *f)
 		fprintf(out, "        [variables unreadable]\n");
 		return;
 	}
-	for (int i = 0; i < f->nlocals; i++)
-		fprintf(out, "        %s %s = %s\n", py_local_kind_name(f->locals[i].kind),
-			f->locals[i].name, f->locals[i].repr);
+	for (int i = 0; i < f->nlocals; i++) {
+		fprintf(out, "        %s %s = ", py_local_kind_name(f->locals[i].kind),
+			TEXT_ESC(f->locals[i].name));
+		text_escape_write(out, f->locals[i].repr); /* a repr: no change, but never cut */
+		fputc('\n', out);
+	}
 }
 
 static const char *base_name(const char *path)
@@ -199,7 +205,7 @@ static void print_frames(FILE *out, const struct dump *d, const struct dump_thre
 	bool python = false;
 
 	if (t->error[0]) {
-		fprintf(out, "    [unreadable thread: %s]\n", t->error);
+		fprintf(out, "    [unreadable thread: %s]\n", TEXT_ESC(t->error));
 		return;
 	}
 	for (size_t i = 0; i < t->nframes; i++) {
@@ -209,9 +215,10 @@ static void print_frames(FILE *out, const struct dump *d, const struct dump_thre
 		case DUMP_FRAME_PYTHON:
 			python = true;
 			if (f->line >= 0)
-				fprintf(out, "    %s (%s:%d)\n", f->name, f->file, f->line);
+				fprintf(out, "    %s (%s:%d)\n", TEXT_ESC(f->name), TEXT_ESC(f->file),
+					f->line);
 			else
-				fprintf(out, "    %s (%s:?)\n", f->name, f->file);
+				fprintf(out, "    %s (%s:?)\n", TEXT_ESC(f->name), TEXT_ESC(f->file));
 			if (d->opts.locals)
 				print_locals(out, f);
 			break;
@@ -220,15 +227,15 @@ static void print_frames(FILE *out, const struct dump *d, const struct dump_thre
 			fprintf(out, "    [unreadable frame]\n");
 			break;
 		case DUMP_FRAME_GAP:
-			fprintf(out, "    [native frames end: %s]\n", f->name ? f->name : "?");
+			fprintf(out, "    [native frames end: %s]\n", TEXT_ESC(f->name ? f->name : "?"));
 			break;
 		case DUMP_FRAME_NATIVE:
 			if (f->name)
-				fprintf(out, "    [native] %s+0x%" PRIx64 " (%s)\n", f->name, f->offset,
-					base_name(f->file));
+				fprintf(out, "    [native] %s+0x%" PRIx64 " (%s)\n", TEXT_ESC(f->name),
+					f->offset, TEXT_ESC(base_name(f->file)));
 			else
-				fprintf(out, "    [native] %s+0x%" PRIx64 "\n", base_name(f->file),
-					f->offset);
+				fprintf(out, "    [native] %s+0x%" PRIx64 "\n",
+					TEXT_ESC(base_name(f->file)), f->offset);
 			break;
 		}
 	}
@@ -237,7 +244,7 @@ static void print_frames(FILE *out, const struct dump *d, const struct dump_thre
 	if (t->truncated)
 		fprintf(out, "    [truncated]\n");
 	if (t->native_note[0])
-		fprintf(out, "    [native frames: %s]\n", t->native_note);
+		fprintf(out, "    [native frames: %s]\n", TEXT_ESC(t->native_note));
 }
 
 static void print_header(FILE *out, const struct dump *d)
@@ -245,12 +252,12 @@ static void print_header(FILE *out, const struct dump *d)
 	const struct py_process *p = &d->p;
 
 	if (d->core)
-		fprintf(out, "Core %s of process %d \"%s\": ", d->core_path, (int)d->pid,
-			d->core->fname);
+		fprintf(out, "Core %s of process %d \"%s\": ", TEXT_ESC(d->core_path), (int)d->pid,
+			TEXT_ESC(d->core->fname));
 	else
-		fprintf(out, "Process %d \"%s\": ", (int)p->pid, p->comm);
+		fprintf(out, "Process %d \"%s\": ", (int)p->pid, TEXT_ESC(p->comm));
 	fprintf(out, "CPython %s%s, %s [offsets: %s]\n", p->version_str,
-		p->free_threaded ? " (free-threaded)" : "", p->interp_path,
+		p->free_threaded ? " (free-threaded)" : "", TEXT_ESC(p->interp_path),
 		py_offsets_source_name(p->source));
 	if (d->core && dump_core_crashed(d->core)) {
 		const char *sig = dump_signal_name(d->core->signo);
@@ -267,11 +274,11 @@ static void print_header(FILE *out, const struct dump *d)
 	if (d->opts.verbose) {
 		fprintf(out, "# _PyRuntime at 0x%llx, load bias 0x%llx, read through %s%s%s\n",
 			(unsigned long long)p->runtime_addr, (unsigned long long)p->load_bias,
-			p->interp_open, p->notes[0] ? "; " : "", p->notes);
+			TEXT_ESC(p->interp_open), p->notes[0] ? "; " : "", TEXT_ESC(p->notes));
 		if (d->names_note[0])
-			fprintf(out, "# %s\n", d->names_note);
+			fprintf(out, "# %s\n", TEXT_ESC(d->names_note));
 		if (!d->objs_ok)
-			fprintf(out, "# objects: %s\n", d->objs.why);
+			fprintf(out, "# objects: %s\n", TEXT_ESC(d->objs.why));
 	}
 }
 
@@ -283,13 +290,13 @@ void dump_print_text(FILE *out, const struct dump *d)
 
 		fprintf(out, "\n");
 		if (t->t.host_tid)
-			fprintf(out, "Thread %d \"%s\"", (int)t->t.host_tid, t->comm);
+			fprintf(out, "Thread %d \"%s\"", (int)t->t.host_tid, TEXT_ESC(t->comm));
 		else
 			fprintf(out, "Thread ? \"\" [no OS thread]");
 		if (t->t.ns_tid && t->t.ns_tid != t->t.host_tid)
 			fprintf(out, " (ns tid %d)", (int)t->t.ns_tid);
 		if (t->name[0])
-			fprintf(out, " name \"%s\"", t->name);
+			fprintf(out, " name \"%s\"", TEXT_ESC(t->name));
 		if (t->t.host_tid == d->p.pid || (d->core && t->t.host_tid == d->pid))
 			fprintf(out, " [main]");
 		if (t->t.holds_gil)

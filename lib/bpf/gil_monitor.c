@@ -11,6 +11,7 @@
 #include "cpython/gil.h"
 #include "cpython/gil_locate.h"
 #include "cpython/threads.h"
+#include "sys/text_escape.h"
 
 #define THREADS_EVERY_NS (100ull * 1000 * 1000)
 #define GILS_EVERY_NS (1000ull * 1000 * 1000)
@@ -263,8 +264,8 @@ static void adopt(struct gil_monitor *m, struct py_registry *reg, struct py_targ
 		registry_note_ended(reg, &t->proc, t->exec_comm);
 	else
 		fprintf(stderr, "%s: PID %d (%s, Python %d.%d%s): %s; skipped\n", m->tool,
-			(int)t->pid, t->proc.comm, t->proc.version.major, t->proc.version.minor,
-			t->proc.free_threaded ? "t" : "", t->proc.err);
+			(int)t->pid, TEXT_ESC(t->proc.comm), t->proc.version.major,
+			t->proc.version.minor, t->proc.free_threaded ? "t" : "", TEXT_ESC(t->proc.err));
 	bpf_delete_elem(m->gils_fd, &key); /* the old program's GILs, or a part handed */
 	drop_sub_gils(m, t->pid);
 	p->gone = true;
@@ -611,11 +612,11 @@ static void print_proc(struct gil_monitor *m, struct gil_proc_info *p, FILE *out
 		snprintf(which, sizeof(which), ", %s%.0d%s", p->number ? "interpreter " : "main interpreter",
 			 p->number, p->number ? " (own GIL)" : "");
 	if (long_enough)
-		fprintf(out, "PID %d (%s), Python %s%s: %.1f GIL switches/s", (int)p->pid, p->comm,
+		fprintf(out, "PID %d (%s), Python %s%s: %.1f GIL switches/s", (int)p->pid, TEXT_ESC(p->comm),
 			p->version, which, (double)switches / ((double)window / 1e9));
 	else
 		fprintf(out, "PID %d (%s), Python %s%s: %llu GIL switches in %.2f s (too short for a rate)",
-			(int)p->pid, p->comm, p->version, which, (unsigned long long)switches,
+			(int)p->pid, TEXT_ESC(p->comm), p->version, which, (unsigned long long)switches,
 			(double)window / 1e9);
 	fprintf(out, ", switch interval %llu us%s\n\n", (unsigned long long)p->interval_us,
 		p->gone ? (p->slot < 0 || p->number ? ", ended" : ", exited") : "");
@@ -637,7 +638,7 @@ static void print_proc(struct gil_monitor *m, struct gil_proc_info *p, FILE *out
 		else
 			snprintf(wall, sizeof(wall), "-");
 		marked |= !shares || !long_enough;
-		fprintf(out, "%8d %-16s %8s %10.1f %6s %7llu %12.0f %6s\n", (int)t->tid, t->comm, wall,
+		fprintf(out, "%8d %-16s %8s %10.1f %6s %7llu %12.0f %6s\n", (int)t->tid, TEXT_ESC(t->comm), wall,
 			(double)w.wait_us / 1e3, wait_pct, (unsigned long long)w.episodes,
 			w.episodes ? (double)w.wait_us / (double)w.episodes : 0.0, hold_pct);
 		all_wait += w.wait_us;

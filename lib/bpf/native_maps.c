@@ -18,6 +18,7 @@
 #include "sys/proc_maps.h"
 #include "sys/target_file.h"
 #include "sys/unwind_table.h"
+#include "sys/text_escape.h"
 
 int native_maps_init(struct native_maps *nm, struct bpfmod *m, const char *tool)
 {
@@ -138,8 +139,8 @@ static struct native_file *file_of(struct native_maps *nm, int fd, const char *s
 	if (!f->ok) {
 		nm->files_failed++;
 		if (nm->verbose)
-			fprintf(stderr, "%s: no native frames through %s: %s\n", nm->tool, shown,
-				err[0] ? err : "no unwind information");
+			fprintf(stderr, "%s: no native frames through %s: %s\n", nm->tool,
+				TEXT_ESC(shown), TEXT_ESC(err[0] ? err : "no unwind information"));
 	}
 	return f;
 }

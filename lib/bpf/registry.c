@@ -22,6 +22,7 @@
 #include "cpython/frames.h"
 #include "cpython/threads.h"
 #include "sys/clock.h"
+#include "sys/text_escape.h"
 
 #define PENDING_RETRY_NS (20ull * 1000 * 1000)
 #define PENDING_GIVE_UP_NS (3ull * 1000 * 1000 * 1000)
@@ -290,8 +291,8 @@ void registry_note_ended(struct py_registry *r, const struct py_process *p, cons
 	r->ended_early++;
 	if (r->verbose)
 		fprintf(stderr, "%s: PID %d%s%s%s: ended before it could be profiled (%s)\n",
-			r->tool, (int)p->pid, comm && comm[0] ? " (" : "", comm ? comm : "",
-			comm && comm[0] ? ")" : "", p->err);
+			r->tool, (int)p->pid, comm && comm[0] ? " (" : "", TEXT_ESC(comm ? comm : ""),
+			comm && comm[0] ? ")" : "", TEXT_ESC(p->err));
 }
 
 /* Number of OS threads of pid (field 20 of /proc/PID/stat), or 0. */
@@ -392,9 +393,9 @@ static void say_recognised(const struct py_registry *r, const struct py_target *
 	const struct py_process *p = &t->proc;
 
 	fprintf(stderr, "%s: PID %d (%s): CPython %s%s, %s, offsets from %s%s%s\n", r->tool,
-		(int)t->pid, p->comm, p->version_str, p->free_threaded ? " (free-threaded)" : "",
-		p->interp_path, py_offsets_source_name(p->source), p->notes[0] ? "; " : "",
-		p->notes);
+		(int)t->pid, TEXT_ESC(p->comm), p->version_str,
+		p->free_threaded ? " (free-threaded)" : "", TEXT_ESC(p->interp_path),
+		py_offsets_source_name(p->source), p->notes[0] ? "; " : "", TEXT_ESC(p->notes));
 }
 
 static void activate(struct py_registry *r, struct py_target *t, uint64_t now)
@@ -444,7 +445,7 @@ static void wait_for_frames(struct py_registry *r, struct py_target *t, uint64_t
 		t->retry_ns = PENDING_RETRY_NS;
 		if ((r->only || (r->verbose && !young)) && !t->reported) {
 			fprintf(stderr, "%s: PID %d (%s): %s; waiting until one does\n", r->tool,
-				(int)t->pid, t->proc.comm, t->proc.err);
+				(int)t->pid, TEXT_ESC(t->proc.comm), TEXT_ESC(t->proc.err));
 			t->reported = true;
 		}
 	} else if (t->retry_ns < WAITING_RETRY_MAX_NS && !young) {
@@ -468,7 +469,7 @@ static void try_target(struct py_registry *r, struct py_target *t)
 		t->state = TARGET_GONE;
 		if (listed(r, t->pid) && !t->reported) {
 			fprintf(stderr, "%s: PID %d: %s; skipped\n", r->tool, (int)t->pid,
-				t->proc.err);
+				TEXT_ESC(t->proc.err));
 			t->reported = true;
 		} else if (!r->only && t->seen_python && !t->ended_counted) {
 			registry_note_ended(r, &t->proc, t->exec_comm);
@@ -493,7 +494,7 @@ static void try_target(struct py_registry *r, struct py_target *t)
 	if ((t->state == TARGET_REFUSED || (t->state == TARGET_NOT_PYTHON && listed(r, t->pid))) &&
 	    !t->reported) {
 		fprintf(stderr, "%s: PID %d (%s): %s; skipped\n", r->tool, (int)t->pid,
-			t->proc.comm, t->proc.err);
+			TEXT_ESC(t->proc.comm), TEXT_ESC(t->proc.err));
 		t->reported = true;
 	}
 }

@@ -22,6 +22,7 @@
 #include "abi/py_abi.h"
 #include "sys/target_file.h"
 #include "report/views.h"
+#include "sys/text_escape.h"
 
 /*
  * Turns of the main loop cost CPU whatever the sampling rate (a wakeup and
@@ -90,7 +91,8 @@ static int precheck_pids(struct tool_session *s)
 			s->pids[kept++] = s->pids[i];
 		else
 			fprintf(stderr, "%s: PID %d%s%s%s: %s; skipped\n", s->tool, (int)s->pids[i],
-				p->comm[0] ? " (" : "", p->comm, p->comm[0] ? ")" : "", p->err);
+				p->comm[0] ? " (" : "", TEXT_ESC(p->comm), p->comm[0] ? ")" : "",
+				TEXT_ESC(p->err));
 		free(p);
 	}
 	s->npids = kept;
@@ -747,7 +749,7 @@ void session_describe_target(struct tool_session *s, char *buf, size_t len)
 		snprintf(buf + used, len - used, "all Python processes");
 	} else if (s->npids == 1) {
 		snprintf(buf + used, len - used, "PID %d%s%s%s", (int)s->pids[0],
-			 t && t->proc.comm[0] ? " (" : "", t ? t->proc.comm : "",
+			 t && t->proc.comm[0] ? " (" : "", TEXT_ESC(t ? t->proc.comm : ""),
 			 t && t->proc.comm[0] ? ")" : "");
 	} else {
 		used += (size_t)snprintf(buf + used, len - used, "PIDs");
@@ -963,7 +965,7 @@ void session_print_summary(struct tool_session *s, const char *unit)
 			100.0 * (double)s->col.untasked_value / all);
 		if (t->read_errors)
 			fprintf(stderr, "%s: --async: tasks could not be read %llu times (last: %s)\n",
-				s->tool, (unsigned long long)t->read_errors, t->last_error);
+				s->tool, (unsigned long long)t->read_errors, TEXT_ESC(t->last_error));
 	}
 	reached = session_sampled_hz(s);
 	if (s->verbose && s->sample_hz && !sampling_fell_short(s, reached))

@@ -7,6 +7,7 @@
 
 #include "report/log2_hist.h"
 #include "abi/py_abi.h"
+#include "sys/text_escape.h"
 
 struct hist_entry {
 	uint32_t pid;
@@ -139,7 +140,7 @@ int stack_hist_print(struct stack_collector *col, struct py_registry *reg,
 					      label, sizeof(label)) < 0)
 			snprintf(label, sizeof(label), "[no Python frames]");
 		fprintf(out, "%s%s (%u): %llu %s in %llu waits, at\n    %s\n\n", printed ? "\n" : "",
-			e->comm, e->pid, (unsigned long long)e->total, unit,
+			TEXT_ESC(e->comm), e->pid, (unsigned long long)e->total, unit,
 			(unsigned long long)events, label);
 		/* bcc names the microsecond column "usecs" */
 		log2_hist_print(&e->h, strcmp(unit, "us") == 0 ? "usecs" : unit, out);

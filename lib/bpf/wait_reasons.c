@@ -10,6 +10,7 @@
 
 #include "abi/wait_abi.h"
 #include "cpython/gil_locate.h"
+#include "sys/text_escape.h"
 
 /* Leaf frames; the per-thread table shows them without the brackets. */
 static const char *const names[PYB_WAIT_MAX] = {
@@ -330,7 +331,7 @@ int wait_reasons_print_threads(struct wait_reasons *w, int counts_fd, pid_t only
 		const char *name = name_of(w, e->reason, e->detail);
 
 		if (!i || e->tid != t.v[i - 1].tid || e->pid != t.v[i - 1].pid)
-			fprintf(out, "  TID %d (%s, PID %d): %llu %s\n", (int)e->tid, e->comm,
+			fprintf(out, "  TID %d (%s, PID %d): %llu %s\n", (int)e->tid, TEXT_ESC(e->comm),
 				(int)e->pid, (unsigned long long)total, unit);
 		/* the leaf frame's name without its brackets */
 		fprintf(out, "    %12llu %5.1f%%  %.*s\n", (unsigned long long)e->value,

@@ -211,6 +211,7 @@ static void trim_partial_utf8(char *s)
 int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 {
 	char path[96];
+	size_t n;
 	FILE *f;
 
 	if (remote_image_of(pid))
@@ -223,10 +224,14 @@ int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 	f = fopen(path, "re");
 	if (!f)
 		return errno_for_proc();
-	if (!fgets(buf, (int)len, f))
-		buf[0] = '\0';
+	/* the name and a '\n'; the name itself may hold '\n' (prctl) */
+	n = len ? fread(buf, 1, len - 1, f) : 0;
 	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
+	if (!len)
+		return 0;
+	buf[n] = '\0';
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
 	trim_partial_utf8(buf);
 	return 0;
 }
