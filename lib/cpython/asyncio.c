@@ -28,7 +28,18 @@ struct reader {
 	size_t ncand, cap;
 	struct py_asyncio *out;
 	size_t edge_cap;
+	uint64_t *edge_set; /* the edges kept, as parent << 32 | child + 1; 0 empty */
+	size_t edge_slots;
+	struct group_tasks *groups; /* each TaskGroup's tasks, read once */
+	size_t ngroups, groups_cap;
 	int *by_addr; /* task indexes sorted by address */
+};
+
+/* The tasks of one TaskGroup (its _tasks set), as task indexes. */
+struct group_tasks {
+	uint64_t group;
+	int *tasks;
+	int ntasks;
 };
 
 const char *py_task_state_name(enum py_task_state s)
@@ -311,11 +322,40 @@ static void read_chain(struct reader *R, struct py_task *t)
 	t->nframes = n;
 }
 
+/* Whether edge parent -> child was kept already; adds it to the set if not.
+ * The set holds at most PY_AWAIT_EDGES_MAX edges (its slots twice that). */
+static bool edge_seen(struct reader *R, int parent, int child)
+{
+	uint64_t key = ((uint64_t)(uint32_t)parent << 32 | (uint32_t)child) + 1;
+	size_t j = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & (R->edge_slots - 1);
+
+	while (R->edge_set[j]) {
+		if (R->edge_set[j] == key)
+			return true;
+		j = (j + 1) & (R->edge_slots - 1);
+	}
+	R->edge_set[j] = key;
+	return false;
+}
+
 static int add_edge(struct reader *R, int parent, int child)
 {
 	struct py_asyncio *a = R->out;
 
 	if (parent < 0 || child < 0 || parent == child)
+		return 0;
+	if (a->nedges >= PY_AWAIT_EDGES_MAX) {
+		a->edges_dropped++; /* a hostile program's shape: never unbounded */
+		return 0;
+	}
+	if (!R->edge_set) {
+		for (R->edge_slots = 1024; R->edge_slots < 2 * (size_t)PY_AWAIT_EDGES_MAX;)
+			R->edge_slots *= 2;
+		R->edge_set = calloc(R->edge_slots, sizeof(*R->edge_set));
+		if (!R->edge_set)
+			return -1;
+	}
+	if (edge_seen(R, parent, child))
 		return 0;
 	if ((size_t)a->nedges == R->edge_cap) {
 		size_t cap = R->edge_cap ? 2 * R->edge_cap : 64;
@@ -348,6 +388,69 @@ static int edge_fn(uint64_t key, uint64_t value, void *arg)
 	return add_edge(e->R, e->parent < 0 ? i : e->parent, e->child < 0 ? i : e->child);
 }
 
+static int group_task_fn(uint64_t key, uint64_t value, void *arg)
+{
+	struct reader *R = arg;
+	struct group_tasks *g = &R->groups[R->ngroups - 1];
+	int i = find_task(R, key);
+
+	(void)value;
+	if (i < 0 || g->ntasks >= PY_TASKS_MAX)
+		return 0;
+	if ((g->ntasks & (g->ntasks - 1)) == 0 && g->ntasks >= 16) {
+		int *v = realloc(g->tasks, 2 * (size_t)g->ntasks * sizeof(*v));
+
+		if (!v)
+			return -1;
+		g->tasks = v;
+	} else if (!g->tasks) {
+		g->tasks = malloc(16 * sizeof(*g->tasks));
+		if (!g->tasks)
+			return -1;
+	}
+	g->tasks[g->ntasks++] = i;
+	return 0;
+}
+
+/* The tasks of TaskGroup group, its _tasks set walked once however many
+ * tasks wait in its __aexit__; NULL out of memory. */
+static const struct group_tasks *group_tasks(struct reader *R, uint64_t group)
+{
+	struct group_tasks *g;
+	uint64_t set;
+
+	for (size_t k = 0; k < R->ngroups; k++)
+		if (R->groups[k].group == group)
+			return &R->groups[k];
+	if (R->ngroups == R->groups_cap) {
+		size_t cap = R->groups_cap ? 2 * R->groups_cap : 8;
+		struct group_tasks *v = realloc(R->groups, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		R->groups = v;
+		R->groups_cap = cap;
+	}
+	g = &R->groups[R->ngroups++];
+	memset(g, 0, sizeof(*g));
+	g->group = group;
+	if (py_obj_getattr(&R->o, group, "_tasks", &set) == 0 &&
+	    py_set_each(&R->o, set, PY_TASKS_MAX, group_task_fn, R) < 0)
+		return NULL;
+	return g;
+}
+
+static void free_groups(struct reader *R)
+{
+	for (size_t k = 0; k < R->ngroups; k++)
+		free(R->groups[k].tasks);
+	free(R->groups);
+	free(R->edge_set);
+	R->groups = NULL;
+	R->edge_set = NULL;
+	R->ngroups = 0;
+}
+
 /* The TaskGroup whose __aexit__ a task's chain is in; 0 if none. */
 static uint64_t taskgroup_in_chain(struct reader *R, const struct py_task *t)
 {
@@ -375,7 +478,6 @@ static int classify_wait(struct reader *R, int i)
 {
 	struct py_task *t = &R->out->tasks[i];
 	uint64_t type, group, v;
-	struct edge_ctx e = { R, i, -1 };
 
 	/* running: a waiter still read is one it was just woken from */
 	if (!t->awaited || t->state != PY_TASK_PENDING || t->running) {
@@ -386,7 +488,8 @@ static int classify_wait(struct reader *R, int i)
 	group = taskgroup_in_chain(R, t);
 	if (is_task_type(R, type)) {
 		t->awaits = PY_AWAITS_TASK;
-		return add_edge(R, i, find_task(R, t->awaited));
+		t->awaited_task = find_task(R, t->awaited);
+		return add_edge(R, i, t->awaited_task);
 	}
 	if (py_type_is_sub(&R->o, type, R->gathering)) {
 		uint64_t kids[256];
@@ -401,9 +504,19 @@ static int classify_wait(struct reader *R, int i)
 		return 0;
 	}
 	if (group) {
+		const struct group_tasks *g = group_tasks(R, group);
+
 		t->awaits = PY_AWAITS_TASKGROUP;
-		if (py_obj_getattr(&R->o, group, "_tasks", &v) == 0)
-			return py_set_each(&R->o, v, PY_TASKS_MAX, edge_fn, &e) < 0 ? -1 : 0;
+		if (!g)
+			return -1;
+		for (int k = 0; k < g->ntasks; k++) {
+			if (R->out->nedges >= PY_AWAIT_EDGES_MAX) { /* the rest, counted at once */
+				R->out->edges_dropped += (uint64_t)(g->ntasks - k);
+				break;
+			}
+			if (add_edge(R, i, g->tasks[k]) < 0)
+				return -1;
+		}
 		return 0;
 	}
 	t->awaits = PY_AWAITS_FUTURE;
@@ -436,17 +549,14 @@ static int cmp_edge(const void *a, const void *b)
 	return x->child - y->child;
 }
 
-static void unique_edges(struct py_asyncio *a)
+/* Edges in (parent, child) order; each task's first awaiter noted. */
+static void sort_edges(struct py_asyncio *a)
 {
-	int n = 0;
-
 	if (!a->nedges)
 		return; /* no array to sort (qsort must not get NULL) */
 	qsort(a->edges, (size_t)a->nedges, sizeof(*a->edges), cmp_edge);
-	for (int i = 0; i < a->nedges; i++)
-		if (!n || cmp_edge(&a->edges[n - 1], &a->edges[i]) != 0)
-			a->edges[n++] = a->edges[i];
-	a->nedges = n;
+	for (int e = a->nedges - 1; e >= 0; e--)
+		a->tasks[a->edges[e].child].awaiter = a->edges[e].parent;
 }
 
 static const struct reader *sort_reader;
@@ -477,6 +587,7 @@ static int read_tasks(struct reader *R)
 		if (i && R->cand[i] == R->cand[i - 1])
 			continue;
 		memset(t, 0, sizeof(*t));
+		t->awaiter = t->awaited_task = -1;
 		t->addr = R->cand[i];
 		type = py_obj_type(&R->o, t->addr);
 		if (py_type_is_sub(&R->o, type, R->c_task) ||
@@ -668,7 +779,8 @@ int py_asyncio_read(struct py_process *p, struct py_asyncio_ctx *ctx,
 	for (int i = 0; i < out->ntasks; i++)
 		if (classify_wait(&R, i) < 0 || recorded_awaiters(&R, i) < 0)
 			break;
-	unique_edges(out);
+	free_groups(&R);
+	sort_edges(out);
 	free(R.cand);
 	free(R.by_addr);
 	return 0;
@@ -693,8 +805,5 @@ const struct py_task *py_asyncio_by_coro(const struct py_asyncio *a, uint64_t co
 
 int py_asyncio_awaiter(const struct py_asyncio *a, int i)
 {
-	for (int e = 0; e < a->nedges; e++)
-		if (a->edges[e].child == i)
-			return a->edges[e].parent;
-	return -1;
+	return a->tasks[i].awaiter;
 }

@@ -29,6 +29,10 @@
 #define PY_TASK_NAME_MAX 128
 #define PY_TASK_FRAMES_MAX 64 /* coroutine chain kept per task; deeper is cut */
 #define PY_TASKS_MAX 100000   /* tasks read at most */
+/* Awaits edges kept at most: tasks that all wait in one TaskGroup's
+ * __aexit__ each await every task of the group (n * n edges); the rest are
+ * counted (py_asyncio.edges_dropped) and said in the output. */
+#define PY_AWAIT_EDGES_MAX 200000
 
 enum py_task_state {
 	PY_TASK_PENDING,
@@ -64,6 +68,8 @@ struct py_task {
 	struct py_coro_frame frames[PY_TASK_FRAMES_MAX];
 	enum py_await_kind awaits;
 	uint64_t awaited; /* the future (or task) it waits on; 0 none */
+	int awaited_task; /* PY_AWAITS_TASK: the index of that task; -1 none or unread */
+	int awaiter;      /* the index of its first awaiter (py_asyncio_awaiter); -1 none */
 };
 
 /* One "parent awaits child" edge, as indexes into tasks. */
@@ -82,6 +88,9 @@ struct py_asyncio {
 	enum py_async_source source;
 	char extension[256]; /* the _asyncio extension file, "" if built in or not loaded */
 	uint64_t unreadable; /* task candidates that failed their checks */
+	/* awaits edges past PY_AWAIT_EDGES_MAX, not kept (maybe some twice:
+	 * they are counted, not compared) */
+	uint64_t edges_dropped;
 };
 
 /* What a reader keeps between reads of one process: its offsets and types. */

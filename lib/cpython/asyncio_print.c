@@ -5,6 +5,7 @@
 
 #include "cpython/asyncio.h"
 #include "cpython/code.h"
+#include "sys/text_escape.h"
 
 enum { UNSEEN, ON_PATH, PRINTED };
 
@@ -37,9 +38,9 @@ static void print_frame(struct tree *T, const char *prefix, const struct py_coro
 	}
 	line = py_code_line(T->p, &ci, fr->instr_offset);
 	if (line >= 0)
-		fprintf(T->f, "%s%s (%s:%d)\n", prefix, ci.name, ci.filename, line);
+		fprintf(T->f, "%s%s (%s:%d)\n", prefix, TEXT_ESC(ci.name), TEXT_ESC(ci.filename), line);
 	else
-		fprintf(T->f, "%s%s (%s:?)\n", prefix, ci.name, ci.filename);
+		fprintf(T->f, "%s%s (%s:?)\n", prefix, TEXT_ESC(ci.name), TEXT_ESC(ci.filename));
 	py_code_info_free(&ci);
 }
 
@@ -48,7 +49,7 @@ static void print_label(struct tree *T, const struct py_task *t)
 	const struct py_asyncio *a = T->a;
 	const char *what = NULL;
 
-	fprintf(T->f, "(T) %s [", t->name);
+	fprintf(T->f, "(T) %s [", TEXT_ESC(t->name));
 	if (t->running && t->thread)
 		fprintf(T->f, "running in thread %d", (int)t->thread);
 	else if (t->running)
@@ -58,9 +59,8 @@ static void print_label(struct tree *T, const struct py_task *t)
 	fprintf(T->f, "]");
 	switch (t->awaits) {
 	case PY_AWAITS_TASK:
-		for (int i = 0; i < a->ntasks; i++)
-			if (a->tasks[i].addr == t->awaited)
-				fprintf(T->f, " awaiting task %s", a->tasks[i].name);
+		if (t->awaited_task >= 0)
+			fprintf(T->f, " awaiting task %s", TEXT_ESC(a->tasks[t->awaited_task].name));
 		break;
 	case PY_AWAITS_GATHER:
 		what = "gather";
@@ -165,6 +165,9 @@ void py_asyncio_print(FILE *f, struct py_process *p, const struct py_asyncio *a)
 	for (int i = 0; i < a->ntasks; i++)
 		if (T.mark[i] == UNSEEN)
 			print_task(&T, i, "", true, 0);
+	if (a->edges_dropped)
+		fprintf(f, "[%llu more awaits not shown: at most %d are read]\n",
+			(unsigned long long)a->edges_dropped, PY_AWAIT_EDGES_MAX);
 out:
 	free(T.mark);
 	free(T.first_kid);
