@@ -31,6 +31,7 @@
 
 #include "profile.pb-c.h"
 #include "report/string_table.h"
+#include "sys/text_escape.h"
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__ValueType ValueType;
@@ -66,9 +67,23 @@ struct pprof_build {
 	int64_t *values;
 };
 
+/* Index of s in the string table, escaped as text sinks do: proto3 strings
+ * must be UTF-8, and go tool pprof prints names to a terminal as they are. */
 static int64_t str_index(struct pprof_build *b, const char *s)
 {
-	return string_table_intern(&b->strings, s, strlen(s));
+	size_t len = strlen(s), need = text_escape(NULL, 0, s, NULL);
+	char *esc;
+	long idx;
+
+	if (need == len) /* every escape is longer than the byte it stands for */
+		return string_table_intern(&b->strings, s, len);
+	esc = malloc(need + 1);
+	if (!esc)
+		return -1;
+	text_escape(esc, need + 1, s, NULL);
+	idx = string_table_intern(&b->strings, esc, need);
+	free(esc);
+	return idx;
 }
 
 /* Id (1-based) of the function (kind, name, file); -1 out of memory. */

@@ -2,14 +2,16 @@
 /*
  * lib/report/pprof.c given hostile names: the gzipped profile.proto is
  * inflated and decoded again (libprotobuf-c), and must describe the rows:
- * one sample per row, every id it uses defined, string 0 empty.
- * Input: rows, see fuzz_rows.h.
+ * one sample per row, every id it uses defined, string 0 empty, every
+ * string UTF-8 without a control character (names escaped as text sinks
+ * escape them). Input: rows, see fuzz_rows.h.
  */
 #include <zlib.h>
 
 #include "fuzz_rows.h"
 #include "profile.pb-c.h"
 #include "report/pprof.h"
+#include "sys/text_escape.h"
 
 static uint8_t *gunzip(const char *in, size_t len, size_t *out_len)
 {
@@ -45,8 +47,20 @@ static const char *str_at(const Perftools__Profiles__Profile *p, int64_t i)
 	return p->string_table[i];
 }
 
-/* Names come back as written (pprof's string table holds C strings: a
- * name is cut at its first NUL, which report names never hold). */
+/* String i is want, escaped (sys/text_escape.h). */
+static void check_str(const Perftools__Profiles__Profile *p, int64_t i, const char *want)
+{
+	size_t n = text_escape(NULL, 0, want, NULL);
+	char *e = malloc(n + 1);
+
+	FUZZ_CHECK(e);
+	text_escape(e, n + 1, want, NULL);
+	FUZZ_CHECK(strcmp(str_at(p, i), e) == 0);
+	free(e);
+}
+
+/* Names come back as written, escaped (pprof's string table holds C
+ * strings: a name is cut at its first NUL, which report names never hold). */
 static void check_frame(const Perftools__Profiles__Profile *p,
 			const Perftools__Profiles__Location *l, const struct report_frame *f)
 {
@@ -61,9 +75,9 @@ static void check_frame(const Perftools__Profiles__Profile *p,
 	if (f->kind == REPORT_FRAME_NATIVE && f->module) {
 		const Perftools__Profiles__Mapping *m = p->mapping[l->mapping_id - 1];
 
-		FUZZ_CHECK(strcmp(str_at(p, m->filename), f->module) == 0);
+		check_str(p, m->filename, f->module);
 		FUZZ_CHECK(m->memory_start <= l->address && l->address < m->memory_limit);
-		FUZZ_CHECK(strcmp(str_at(p, m->build_id), f->build_id ? f->build_id : "") == 0);
+		check_str(p, m->build_id, f->build_id ? f->build_id : "");
 		FUZZ_CHECK(m->has_functions == false || named);
 	}
 	if (named) {
@@ -71,8 +85,8 @@ static void check_frame(const Perftools__Profiles__Profile *p,
 
 		FUZZ_CHECK(l->line[0]->function_id >= 1 && l->line[0]->function_id <= p->n_function);
 		fn = p->function[l->line[0]->function_id - 1];
-		FUZZ_CHECK(strcmp(str_at(p, fn->name), report_frame_name(f)) == 0);
-		FUZZ_CHECK(strcmp(str_at(p, fn->filename), f->file ? f->file : "") == 0);
+		check_str(p, fn->name, report_frame_name(f));
+		check_str(p, fn->filename, f->file ? f->file : "");
 		/* a reader must not "demangle" Python names: system_name differs */
 		if (f->kind == REPORT_FRAME_PYTHON || f->kind == REPORT_FRAME_MARKER)
 			FUZZ_CHECK(fn->system_name == 0);
@@ -85,6 +99,9 @@ static void check_profile(const Perftools__Profiles__Profile *p, const struct re
 			  bool cpu)
 {
 	FUZZ_CHECK(p->n_string_table > 0 && p->string_table[0][0] == '\0');
+	for (size_t i = 0; i < p->n_string_table; i++)
+		for (const char *c = p->string_table[i]; *c; c += text_char_len(c))
+			FUZZ_CHECK(text_char_len(c) > 0);
 	FUZZ_CHECK(p->n_sample == rep->n);
 	FUZZ_CHECK(p->n_sample_type == (cpu ? 2u : 1u));
 	FUZZ_CHECK(p->n_location == rep->nframes);
@@ -104,7 +121,7 @@ static void check_profile(const Perftools__Profiles__Profile *p, const struct re
 			if (strcmp(key, "pid") == 0)
 				pid = atoi(val) == (int)r->pid;
 			if (strcmp(key, "thread_name") == 0)
-				FUZZ_CHECK(strcmp(val, r->comm) == 0);
+				check_str(p, s->label[k]->str, r->comm);
 		}
 		FUZZ_CHECK(pid);
 	}
