@@ -32,6 +32,8 @@ struct reader {
 	size_t edge_slots;
 	struct group_tasks *groups; /* each TaskGroup's tasks, read once */
 	size_t ngroups, groups_cap;
+	size_t *group_slots, ngroup_slots; /* hash index of groups: index + 1, 0 empty */
+	size_t group_entries; /* tasks kept in all groups (at most PY_AWAIT_EDGES_MAX) */
 	int *by_addr; /* task indexes sorted by address */
 };
 
@@ -395,48 +397,84 @@ static int group_task_fn(uint64_t key, uint64_t value, void *arg)
 	int i = find_task(R, key);
 
 	(void)value;
-	if (i < 0 || g->ntasks >= PY_TASKS_MAX)
+	if (i < 0)
 		return 0;
-	if ((g->ntasks & (g->ntasks - 1)) == 0 && g->ntasks >= 16) {
-		int *v = realloc(g->tasks, 2 * (size_t)g->ntasks * sizeof(*v));
+	if (R->group_entries >= PY_AWAIT_EDGES_MAX) {
+		R->out->edges_dropped++; /* at least its waiter's edge to it */
+		return 0;
+	}
+	if (!g->tasks || ((g->ntasks & (g->ntasks - 1)) == 0 && g->ntasks >= 16)) {
+		size_t cap = g->tasks ? 2 * (size_t)g->ntasks : 16;
+		int *v = realloc(g->tasks, cap * sizeof(*v));
 
 		if (!v)
 			return -1;
 		g->tasks = v;
-	} else if (!g->tasks) {
-		g->tasks = malloc(16 * sizeof(*g->tasks));
-		if (!g->tasks)
-			return -1;
 	}
 	g->tasks[g->ntasks++] = i;
+	R->group_entries++;
 	return 0;
 }
 
-/* The tasks of TaskGroup group, its _tasks set walked once however many
- * tasks wait in its __aexit__; NULL out of memory. */
-static const struct group_tasks *group_tasks(struct reader *R, uint64_t group)
+static size_t group_slot(const struct reader *R, uint64_t group)
 {
-	struct group_tasks *g;
-	uint64_t set;
+	size_t j = (size_t)((group * 0x9e3779b97f4a7c15ULL) >> 32) & (R->ngroup_slots - 1);
 
-	for (size_t k = 0; k < R->ngroups; k++)
-		if (R->groups[k].group == group)
-			return &R->groups[k];
+	while (R->group_slots[j] && R->groups[R->group_slots[j] - 1].group != group)
+		j = (j + 1) & (R->ngroup_slots - 1);
+	return j;
+}
+
+/* Room for one more group (array and hash index); -1 out of memory. */
+static int groups_grow(struct reader *R)
+{
 	if (R->ngroups == R->groups_cap) {
 		size_t cap = R->groups_cap ? 2 * R->groups_cap : 8;
 		struct group_tasks *v = realloc(R->groups, cap * sizeof(*v));
 
 		if (!v)
-			return NULL;
+			return -1;
 		R->groups = v;
 		R->groups_cap = cap;
 	}
+	if ((R->ngroups + 1) * 2 > R->ngroup_slots) {
+		size_t n = R->ngroup_slots ? 2 * R->ngroup_slots : 64;
+		size_t *v = calloc(n, sizeof(*v));
+
+		if (!v)
+			return -1;
+		free(R->group_slots);
+		R->group_slots = v;
+		R->ngroup_slots = n;
+		for (size_t k = 0; k < R->ngroups; k++)
+			R->group_slots[group_slot(R, R->groups[k].group)] = k + 1;
+	}
+	return 0;
+}
+
+/* The tasks of TaskGroup group, its _tasks set walked once however many
+ * tasks wait in its __aexit__ (and not at all once the edges are full:
+ * then its waiter's edges count as one dropped); NULL out of memory. */
+static const struct group_tasks *group_tasks(struct reader *R, uint64_t group)
+{
+	struct group_tasks *g;
+	uint64_t set;
+	size_t j;
+
+	if (R->ngroup_slots) {
+		j = group_slot(R, group);
+		if (R->group_slots[j])
+			return &R->groups[R->group_slots[j] - 1];
+	}
+	if (groups_grow(R) < 0)
+		return NULL;
 	g = &R->groups[R->ngroups++];
 	memset(g, 0, sizeof(*g));
 	g->group = group;
-	if (py_obj_getattr(&R->o, group, "_tasks", &set) == 0 &&
-	    py_set_each(&R->o, set, PY_TASKS_MAX, group_task_fn, R) < 0)
-		return NULL;
+	R->group_slots[group_slot(R, group)] = R->ngroups;
+	/* a set that cannot be read whole gives the tasks read of it */
+	if (R->out->nedges < PY_AWAIT_EDGES_MAX && py_obj_getattr(&R->o, group, "_tasks", &set) == 0)
+		py_set_each(&R->o, set, PY_TASKS_MAX, group_task_fn, R);
 	return g;
 }
 
@@ -445,10 +483,12 @@ static void free_groups(struct reader *R)
 	for (size_t k = 0; k < R->ngroups; k++)
 		free(R->groups[k].tasks);
 	free(R->groups);
+	free(R->group_slots);
 	free(R->edge_set);
 	R->groups = NULL;
+	R->group_slots = NULL;
 	R->edge_set = NULL;
-	R->ngroups = 0;
+	R->ngroups = R->ngroup_slots = 0;
 }
 
 /* The TaskGroup whose __aexit__ a task's chain is in; 0 if none. */
@@ -509,6 +549,8 @@ static int classify_wait(struct reader *R, int i)
 		t->awaits = PY_AWAITS_TASKGROUP;
 		if (!g)
 			return -1;
+		if (!g->ntasks && R->out->nedges >= PY_AWAIT_EDGES_MAX)
+			R->out->edges_dropped++; /* a group left unread */
 		for (int k = 0; k < g->ntasks; k++) {
 			if (R->out->nedges >= PY_AWAIT_EDGES_MAX) { /* the rest, counted at once */
 				R->out->edges_dropped += (uint64_t)(g->ntasks - k);

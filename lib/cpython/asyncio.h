@@ -88,8 +88,9 @@ struct py_asyncio {
 	enum py_async_source source;
 	char extension[256]; /* the _asyncio extension file, "" if built in or not loaded */
 	uint64_t unreadable; /* task candidates that failed their checks */
-	/* awaits edges past PY_AWAIT_EDGES_MAX, not kept (maybe some twice:
-	 * they are counted, not compared) */
+	/* awaits edges past PY_AWAIT_EDGES_MAX, not kept: counted, not
+	 * compared (one may count twice; a TaskGroup not read once the edges
+	 * are full counts once), so about as many */
 	uint64_t edges_dropped;
 };
 

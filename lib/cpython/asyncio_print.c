@@ -166,7 +166,7 @@ void py_asyncio_print(FILE *f, struct py_process *p, const struct py_asyncio *a)
 		if (T.mark[i] == UNSEEN)
 			print_task(&T, i, "", true, 0);
 	if (a->edges_dropped)
-		fprintf(f, "[%llu more awaits not shown: at most %d are read]\n",
+		fprintf(f, "[about %llu more awaits not shown: at most %d are read]\n",
 			(unsigned long long)a->edges_dropped, PY_AWAIT_EDGES_MAX);
 out:
 	free(T.mark);
