@@ -861,7 +861,7 @@ static void print_native_ends(struct tool_session *s)
 							 native_end_text(k));
 		fprintf(stderr,
 			"%s: native stacks of %s (PID %d): %llu of %llu walks ended early%s\n",
-			s->tool, t && t->proc.comm[0] ? t->proc.comm : "?", (int)v[i].pid,
+			s->tool, TEXT_ESC(t && t->proc.comm[0] ? t->proc.comm : "?"), (int)v[i].pid,
 			(unsigned long long)early, (unsigned long long)all, why);
 	}
 	if (s->verbose)
