@@ -115,7 +115,7 @@ static struct native_file *file_of(struct native_maps *nm, int fd, const char *s
 				fprintf(stderr,
 					"%s: %s read in part, within the tool's budget: %zu of %zu "
 					"functions without unwind rows, %u reads refused\n",
-					nm->tool, shown, t.fdes_cut, t.fdes, img.refused);
+					nm->tool, TEXT_ESC(shown), t.fdes_cut, t.fdes, img.refused);
 		}
 		elf_image_close(&img);
 	}
