@@ -13,7 +13,13 @@
 #define PYB_ASYNC_WALK_BPF_H
 
 #ifdef PYB_ASYNC
-#define PYB_ASYNC_SCRATCH u64 frame_addr[PYB_MAX_FRAMES]; u32 task_depth, task_pad;
+/* and (asyncio.bpf.h) the task_ids key and the event, kept off the BPF stack */
+#define PYB_ASYNC_SCRATCH                                                               \
+	u64 frame_addr[PYB_MAX_FRAMES];                                                  \
+	u32 task_depth, task_pad;                                                        \
+	struct pyb_task_key task_key;                                                    \
+	u64 task_name_obj; /* the running task's name (a str or an int) */               \
+	struct pyb_task_event task_event;
 /* the frame at cur, owned by owner; owner_gen: a generator's owner value */
 #define PYB_ASYNC_WALK_FRAME(s, idx, cur, owner, owner_gen)                             \
 	((s)->frame_addr[(idx)] =                                                        \

@@ -145,7 +145,7 @@ static __always_inline bool switched_out(void *ctx, long prev_state, u64 now)
 	pyb_stat(PYB_STAT_SAMPLES);
 	st->key.pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
 	if (st->key.pystack)
-		PYB_ASYNC_KEY(ctx, &st->key, s, pid);
+		PYB_ASYNC_KEY(ctx, &st->key, L, s, pid);
 	st->key.user_stack = -1; /* the native walk's chain sets it */
 	/* an uninterruptible sleep's reason is in its kernel stack */
 	st->key.kernel_stack = KERNEL_STACKS || st->key.detail == PYB_WAIT_UNINTERRUPTIBLE

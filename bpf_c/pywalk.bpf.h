@@ -167,6 +167,7 @@ static __always_inline u64 pyb_find_tstate(struct pyb_proc *proc, struct pyb_lay
 			top = pyb_python_top(L, ts, pyb_top_frame(L, ts));
 			if (top) {
 				*frame = top;
+				s->found_ts = ts; /* for --async: the thread's running task */
 				return ts;
 			}
 		}

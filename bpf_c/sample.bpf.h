@@ -52,7 +52,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
 	key.pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
 	if (key.pystack)
-		PYB_ASYNC_KEY(ctx, &key, s, pid);
+		PYB_ASYNC_KEY(ctx, &key, L, s, pid);
 	key.user_stack = -1;
 	key.kernel_stack = KERNEL_STACKS ? stack_traces.get_stackid(ctx, 0) : -1;
 	if (USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS)) {

@@ -10,6 +10,7 @@ must match it exactly. Run with:
 """
 import contextlib
 import json
+import math
 import os
 import re
 import shutil
@@ -459,6 +460,57 @@ def test_pyoffcpu_async_blocking_tasks(interp, pyoffcpu, tmp_path):
         want = truth[t] / sum(truth.values())
         assert abs(got - want) <= SHARE_TOLERANCE, "%s: %.1f%% of blocked time, truth %.1f%% (%s, %s)" % (
             t, 100 * got, 100 * want, rooted, truth)
+
+
+# ----------------------------------------------------------------- per-request tasks
+
+REQUESTS = 30
+REQUEST_SECONDS = {"cpu": 0.15, "block": 0.1}
+REQUEST_TOLERANCE = 0.10  # of each task's own time (pyoffcpu: timed, not sampled)
+REQUEST_SIGMAS = 3.5  # pyprofile: samples of a task spread as a Poisson count's
+
+
+@pytest.mark.parametrize("tool,mode", [("pyprofile", "cpu"), ("pyoffcpu", "block")])
+def test_sequential_tasks_keep_their_names(interp, tool, mode, tmp_path):
+    """Tasks req-0..req-29 made one after another, as a server makes one
+    per request, each spending its time in one step (on CPU, or blocking
+    its loop in time.sleep): a new task's coroutine is often made where the
+    last one's was freed, and must not be charged to it. Each task's time
+    is within 10% of what it measured itself (pyprofile: and the spread of
+    a sampled count, sqrt(n) for n samples, about 75 per task), every task
+    is there under its own name, and next to nothing is left unnamed."""
+    from conftest import tool_path
+    from profiling import parse_folded, run_on_cue
+    needs_asyncio_support(interp)
+    # pyoffcpu -R: the truth (time.monotonic() around the sleep) includes
+    # the wait for a CPU after each wake-up
+    args = ["--async", "--format", "folded"] + (["-F", "499"] if mode == "cpu" else ["-R"])
+    text, err, truth = run_on_cue(
+        interp, tool_path(tool), os.path.join(WORKLOADS, "async_requests.py"), tmp_path, args,
+        workload_args=[mode, str(REQUESTS), str(REQUEST_SECONDS[mode])],
+        truth=("truth.json", "spent"), settle=1)
+    truth = truth["spent"]
+    got, unnamed = {}, 0
+    for fr, _, value in parse_folded(text):
+        n = names(fr)
+        if "request" not in n:
+            continue
+        task = task_of(fr)
+        if task is None:
+            unnamed += value
+            continue
+        assert n[n.index("<task %s>" % task):][:2] == ["<task %s>" % task, "request"], fr
+        got[task] = got.get(task, 0) + value
+    assert sorted(got) == sorted(truth), "tasks reported: %s\n%s" % (sorted(got), err)
+    total = sum(got.values())
+    assert unnamed <= 0.02 * (total + unnamed), (unnamed, total, err)
+    # pyoffcpu counts microseconds; pyprofile samples, each task's share of them
+    scale = 1e6 if mode == "block" else total / sum(truth.values())
+    for task, seconds in truth.items():
+        want = seconds * scale
+        spread = REQUEST_SIGMAS * math.sqrt(want) if mode == "cpu" else 0
+        assert abs(got[task] - want) <= REQUEST_TOLERANCE * want + spread, \
+            "%s: %d, truth %d (%s)\n%s" % (task, got[task], want, got, err)
 
 
 # ----------------------------------------------------------------- the generated table

@@ -414,7 +414,8 @@ int main(int argc, char **argv)
 	}
 	if (cli_prepare_targets(&o.cli, &s) < 0 || compile(&s, &o) < 0)
 		return 1;
-	async_tasks_init(&tasks, o.tasks ? tool_table(&s, "task_ids") : -1);
+	async_tasks_init(&tasks, o.tasks ? tool_table(&s, "task_ids") : -1,
+			 o.tasks ? tool_table(&s, "task_src") : -1);
 	tool_set_tasks(&s, o.tasks ? &tasks : NULL);
 	if (start(&o, &s, &why, &progs) == 0 && cli_open_output(&o.cli) == 0) {
 		set_filter(&o, &s, &tasks, &why);

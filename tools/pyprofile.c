@@ -396,7 +396,8 @@ int main(int argc, char **argv)
 	}
 	if (cli_prepare_targets(&o.cli, &s) < 0 || compile(&o, &s) < 0)
 		return 1;
-	async_tasks_init(&tasks, o.tasks ? tool_table(&s, "task_ids") : -1);
+	async_tasks_init(&tasks, o.tasks ? tool_table(&s, "task_ids") : -1,
+			 o.tasks ? tool_table(&s, "task_src") : -1);
 	tool_set_tasks(&s, o.tasks ? &tasks : NULL);
 	sample_fd = start(&o, &s, &why);
 	/* --interval: -o names the files of the intervals, not one file */

@@ -189,20 +189,57 @@ struct pyb_count_key {
 	pyb_u64 task;
 };
 
-/* --async: key of `task_ids`, a task's coroutine frame in a process (and
- * the code it runs, so a new task at a reused address is told apart). */
+/* --async: key of `task_ids`, a task's coroutine frame in a process, the
+ * code it runs and the identity of the task object that runs it
+ * (PYB_TASK_IDENT): a task made at the address of one that ended, with the
+ * same coroutine, is told apart by its task's name. */
 struct pyb_task_key {
 	pyb_u32 pid;
 	pyb_u32 pad;
 	pyb_u64 frame;
 	pyb_u64 code;
+	pyb_u64 ident; /* 0: the running task could not be found or read */
 };
 /* task_ids values user space writes for frames it could not match to a
- * task (it ended before it was looked at); real ids start above */
+ * task (it ended before it was looked at, or its identity is 0); real ids
+ * start above */
 #define PYB_TASK_UNKNOWN 1
 /* pyb_count_key.task of a sample taken before user space named its task:
- * the task's frame address with this bit set */
+ * the task's PYB_TASK_IDENT with this bit set */
 #define PYB_TASK_FRAME_BIT (1ULL << 63)
+/*
+ * Identity of the task object at address task whose name (a str, or from
+ * 3.13 an int while the program gave none) has name_ident: for an ASCII
+ * str PYB_TASK_STR_IDENT (its first 16 and last 8 characters: short
+ * names like "req-12" differ in their first ones), for an int
+ * PYB_STR_IDENT(ptr, its size word, its first digits word). Never 0, never
+ * with PYB_TASK_FRAME_BIT. Both sides mix it alike.
+ */
+/* the bytes of word at (bytes at..at+7) that a string of len bytes has */
+#define PYB_TASK_NAME_MASK(len, at)                                                       \
+	((len) >= (at) + 8 ? ~0ULL : (len) <= (at) ? 0ULL : (1ULL << (((len) - (at)) * 8)) - 1)
+#define PYB_TASK_STR_IDENT(ptr, len, w0, w1, tail)                                        \
+	PYB_STR_IDENT(ptr, len,                                                           \
+		      ((w0) & PYB_TASK_NAME_MASK(len, 0)) ^                               \
+			      (((w1) & PYB_TASK_NAME_MASK(len, 8)) * 0x9e3779b97f4a7c15ULL) ^ \
+			      (((len) >= 8 ? (tail) : 0ULL) * 0xff51afd7ed558ccdULL))
+#define PYB_TASK_IDENT(task, name_ident)                                                  \
+	(((((pyb_u64)(task) * 0xc2b2ae3d27d4eb4fULL) ^ (pyb_u64)(name_ident)) &           \
+	  (PYB_TASK_FRAME_BIT - 1)) | 1)
+
+/* --async: where BPF finds the task a thread runs, per process (key of
+ * `task_src`: host tgid); user space writes it once it has read the
+ * process's tasks. Offsets are -1 where the version has no such field. */
+struct pyb_task_src {
+	pyb_u64 current_tasks;    /* 3.11-3.13: the dict {loop: its running task} */
+	pyb_u64 str_type, long_type; /* the types a task's name may have */
+	pyb_s32 tstate_running_task; /* 3.14+: the thread state's running task */
+	pyb_s32 task_coro, task_name; /* in a C task (TaskObj) */
+	pyb_s32 gen_iframe;       /* a coroutine's frame in the coroutine */
+	pyb_s32 dict_keys;        /* PyDictObject.ma_keys */
+	pyb_s32 keys_log2_index_bytes, keys_kind, keys_nentries, keys_indices;
+	pyb_s32 pad;
+};
 
 /* pyoffcpu: a thread off CPU now (key of `start`: host tid). */
 struct pyb_offcpu_start {
@@ -292,6 +329,24 @@ struct pyb_proc_event {
 	pyb_u32 kind; /* enum pyb_event_kind */
 	pyb_u64 key;  /* PYB_EVENT_NEW_STACK: its pystacks key; NEW_TASK: the task's frame */
 	pyb_u64 arg;  /* PYB_EVENT_NEW_TASK: the code object that frame runs */
+};
+
+/* PYB_EVENT_NEW_TASK carries the task's identity too (pyb_task_key.ident),
+ * and its name as BPF read it from the task object that sample ran in:
+ * user space names a task that ended before it could be read by it. */
+enum pyb_task_name_kind {
+	PYB_TASK_NAME_NONE,  /* not copied (not ASCII, unreadable, identity 0) */
+	PYB_TASK_NAME_ASCII, /* name[]: its first min(name_len, 63) characters */
+	PYB_TASK_NAME_INT,   /* 3.13+ unnamed task: an int (name_words) */
+};
+#define PYB_TASK_NAME_COPY 64
+struct pyb_task_event {
+	struct pyb_proc_event ev;
+	pyb_u64 ident;
+	pyb_u64 name_words[2]; /* an int name: its size word and first digits */
+	pyb_u32 name_kind;     /* enum pyb_task_name_kind */
+	pyb_u32 name_len;      /* an ASCII name: its whole length */
+	char name[PYB_TASK_NAME_COPY];
 };
 
 /* PYB_EVENT_EXEC carries the new program's name too: a process that ends

@@ -15,7 +15,8 @@
 #define MAX_ANCESTORS 16
 
 struct pending {
-	uint64_t frame, code;
+	uint64_t frame, code, ident;
+	char name[PY_TASK_NAME_MAX]; /* as BPF read it; "" none */
 };
 
 struct async_proc {
@@ -24,12 +25,14 @@ struct async_proc {
 	struct pending *pending;
 	size_t npending, cap;
 	bool live; /* has named tasks that have not ended */
+	bool src_set; /* BPF's task_src entry written */
 };
 
-void async_tasks_init(struct async_tasks *t, int ids_fd)
+void async_tasks_init(struct async_tasks *t, int ids_fd, int src_fd)
 {
 	memset(t, 0, sizeof(*t));
 	t->ids_fd = ids_fd;
+	t->src_fd = src_fd;
 	t->next_id = PYB_TASK_UNKNOWN + 1;
 }
 
@@ -73,9 +76,28 @@ static struct async_proc *proc_of(struct async_tasks *t, pid_t pid)
 	return &t->procs[t->nprocs++];
 }
 
-void async_tasks_on_event(struct async_tasks *t, pid_t pid, uint64_t frame, uint64_t code)
+/* The name BPF copied from the task object (see pyb_task_event), made
+ * printable; "" when it copied none. */
+static void event_name(struct py_registry *reg, const struct pyb_task_event *ev, char *buf,
+		       size_t len)
 {
-	struct async_proc *pr = proc_of(t, pid);
+	struct py_target *target = registry_find(reg, (pid_t)ev->ev.pid);
+	size_t n = ev->name_len < PYB_TASK_NAME_COPY - 1 ? ev->name_len : PYB_TASK_NAME_COPY - 1;
+
+	buf[0] = 0;
+	if (ev->name_kind == PYB_TASK_NAME_INT && target)
+		py_asyncio_int_name(&target->proc, ev->name_words, buf, len);
+	if (ev->name_kind != PYB_TASK_NAME_ASCII || n + 4 > len)
+		return;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = ev->name[i] >= 0x20 && ev->name[i] < 0x7f ? ev->name[i] : '?';
+	strcpy(buf + n, ev->name_len > n ? "..." : "");
+}
+
+void async_tasks_on_event(struct async_tasks *t, struct py_registry *reg,
+			  const struct pyb_task_event *ev)
+{
+	struct async_proc *pr = proc_of(t, (pid_t)ev->ev.pid);
 
 	if (!pr)
 		return;
@@ -88,14 +110,18 @@ void async_tasks_on_event(struct async_tasks *t, pid_t pid, uint64_t frame, uint
 		pr->pending = v;
 		pr->cap = cap;
 	}
-	pr->pending[pr->npending].frame = frame;
-	pr->pending[pr->npending].code = code;
+	pr->pending[pr->npending].frame = ev->ev.key;
+	pr->pending[pr->npending].code = ev->ev.arg;
+	pr->pending[pr->npending].ident = ev->ident;
+	event_name(reg, ev, pr->pending[pr->npending].name, sizeof(pr->pending[0].name));
 	pr->npending++;
 }
 
-static void set_id(struct async_tasks *t, pid_t pid, uint64_t frame, uint64_t code, uint64_t id)
+static void set_id(struct async_tasks *t, pid_t pid, const struct pending *q, uint64_t id)
 {
-	struct pyb_task_key k = { .pid = (uint32_t)pid, .frame = frame, .code = code };
+	struct pyb_task_key k = {
+		.pid = (uint32_t)pid, .frame = q->frame, .code = q->code, .ident = q->ident
+	};
 
 	if (t->ids_fd >= 0)
 		bpf_update_elem(t->ids_fd, &k, &id, BPF_ANY);
@@ -176,15 +202,54 @@ static void build_root(struct py_process *p, const struct py_asyncio *a, int i,
 	}
 }
 
-static int find_root(const struct py_asyncio *a, uint64_t frame, uint64_t code)
+/* The task BPF saw as q: its coroutine frame and code, and the same task
+ * object by address and name (not a later one at the same addresses). */
+static int find_root(struct py_process *p, const struct async_proc *pr,
+		     const struct py_asyncio *a, const struct pending *q)
 {
 	for (int i = 0; i < a->ntasks; i++) {
 		const struct py_task *t = &a->tasks[i];
 
-		if (t->root_frame == frame && t->nframes > 0 && t->frames[t->nframes - 1].code == code)
+		if (t->root_frame == q->frame && t->nframes > 0 &&
+		    t->frames[t->nframes - 1].code == q->code &&
+		    py_asyncio_task_ident(p, &pr->ctx, t) == q->ident)
 			return i;
 	}
 	return -1;
+}
+
+/* Tells BPF where this process's running tasks are, once. */
+static void set_src(struct async_tasks *t, struct async_proc *pr)
+{
+	struct pyb_task_src src;
+	uint32_t pid = (uint32_t)pr->pid;
+
+	if (pr->src_set || t->src_fd < 0 || py_asyncio_task_src(&pr->ctx, &src) < 0)
+		return;
+	pr->src_set = bpf_update_elem(t->src_fd, &pid, &src, BPF_ANY) == 0;
+}
+
+/* The tasks of process pr (target) now; false when they cannot be read. */
+static bool read_target(struct async_tasks *t, struct async_proc *pr, struct py_target *target,
+			struct py_asyncio *a)
+{
+	struct py_thread *threads;
+	int n;
+
+	threads = calloc(PY_MAX_THREADS, sizeof(*threads));
+	if (!threads)
+		return false;
+	n = py_threads_read(&target->proc, threads, PY_MAX_THREADS);
+	if (n < 0 || py_asyncio_read(&target->proc, &pr->ctx, threads, n, a) < 0) {
+		t->read_errors++;
+		snprintf(t->last_error, sizeof(t->last_error), "PID %d: %s", (int)pr->pid,
+			 target->proc.err);
+		free(threads);
+		return false;
+	}
+	free(threads);
+	set_src(t, pr);
+	return true;
 }
 
 /* The tasks of process pr now; false (and every pending frame unknown)
@@ -192,25 +257,19 @@ static int find_root(const struct py_asyncio *a, uint64_t frame, uint64_t code)
 static bool read_tasks(struct async_tasks *t, struct py_registry *reg, struct async_proc *pr,
 		       struct py_asyncio *a, struct py_target **target)
 {
-	struct py_thread *threads;
-	int n;
-
 	*target = registry_find(reg, pr->pid);
 	if (!*target || (*target)->state != TARGET_ACTIVE)
 		return false;
-	threads = calloc(PY_MAX_THREADS, sizeof(*threads));
-	if (!threads)
-		return false;
-	n = py_threads_read(&(*target)->proc, threads, PY_MAX_THREADS);
-	if (n < 0 || py_asyncio_read(&(*target)->proc, &pr->ctx, threads, n, a) < 0) {
-		t->read_errors++;
-		snprintf(t->last_error, sizeof(t->last_error), "PID %d: %s", (int)pr->pid,
-			 (*target)->proc.err);
-		free(threads);
-		return false;
-	}
-	free(threads);
-	return true;
+	return read_target(t, pr, *target, a);
+}
+
+void async_tasks_on_active(struct async_tasks *t, struct py_target *target)
+{
+	struct async_proc *pr = proc_of(t, target->proc.pid);
+	struct py_asyncio a;
+
+	if (pr && !pr->src_set && read_target(t, pr, target, &a))
+		py_asyncio_free(&a);
 }
 
 static void name_pending(struct async_tasks *t, struct py_registry *reg, struct async_proc *pr)
@@ -221,12 +280,15 @@ static void name_pending(struct async_tasks *t, struct py_registry *reg, struct 
 
 	for (size_t k = 0; k < pr->npending; k++) {
 		const struct pending *q = &pr->pending[k];
-		int i = ok ? find_root(&a, q->frame, q->code) : -1;
+		int i = ok && q->ident ? find_root(&target->proc, pr, &a, q) : -1;
 		struct async_task *e;
 
-		if (i < 0) { /* ended before we looked, or no task's coroutine */
+		/* seen before BPF knew where to find its task, or no task's
+		 * coroutine; or ended before we looked, and then known by the
+		 * name BPF read from it, if any */
+		if (i < 0 && (!q->ident || !q->name[0])) {
 			t->unmatched++;
-			set_id(t, pr->pid, q->frame, q->code, PYB_TASK_UNKNOWN);
+			set_id(t, pr->pid, q, PYB_TASK_UNKNOWN);
 			continue;
 		}
 		if (t->n == t->cap) {
@@ -243,11 +305,18 @@ static void name_pending(struct async_tasks *t, struct py_registry *reg, struct 
 		e->pid = pr->pid;
 		e->frame = q->frame;
 		e->code = q->code;
+		e->ident = q->ident;
 		e->id = t->next_id++;
-		build_root(&target->proc, &a, i, e);
-		set_id(t, pr->pid, q->frame, q->code, e->id);
-		pr->live = true;
+		set_id(t, pr->pid, q, e->id);
 		t->named++;
+		if (i < 0) { /* its awaiting tasks are not known */
+			push_task(e, q->name);
+			e->ended = true;
+			t->named_ended++;
+			continue;
+		}
+		build_root(&target->proc, &a, i, e);
+		pr->live = true;
 	}
 	pr->npending = 0;
 	if (ok)
@@ -264,11 +333,14 @@ static void drop_ended(struct async_tasks *t, struct py_registry *reg, struct as
 	pr->live = false;
 	for (size_t k = 0; k < t->n; k++) {
 		struct async_task *e = &t->v[k];
-		struct pyb_task_key key = { .pid = (uint32_t)e->pid, .frame = e->frame, .code = e->code };
+		struct pending q = { .frame = e->frame, .code = e->code, .ident = e->ident };
+		struct pyb_task_key key = {
+			.pid = (uint32_t)e->pid, .frame = e->frame, .code = e->code, .ident = e->ident
+		};
 
 		if (e->pid != pr->pid || e->ended)
 			continue;
-		if (ok && find_root(&a, e->frame, e->code) >= 0) {
+		if (ok && find_root(&target->proc, pr, &a, &q) >= 0) {
 			pr->live = true;
 			continue;
 		}
@@ -304,9 +376,9 @@ const struct async_task *async_tasks_get(const struct async_tasks *t, pid_t pid,
 	if (!t)
 		return NULL;
 	if (task & PYB_TASK_FRAME_BIT) {
-		/* named after this sample: only if no other task had that frame */
+		/* named after this sample: only if no other task had that identity */
 		for (size_t k = 0; k < t->n; k++) {
-			if (t->v[k].pid != pid || t->v[k].frame != (task & ~PYB_TASK_FRAME_BIT))
+			if (t->v[k].pid != pid || t->v[k].ident != (task & ~PYB_TASK_FRAME_BIT))
 				continue;
 			if (found)
 				return NULL;

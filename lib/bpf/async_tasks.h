@@ -8,8 +8,14 @@
  * it, outermost first, each as "<task NAME>" followed by the coroutines it
  * is suspended in, then "<task NAME>" of the task itself.
  *
- * Once a second, tasks that ended lose their entry in BPF's map, so that a
- * new task whose coroutine takes the same address gets its own id.
+ * A task is known by its coroutine frame and code and by the identity of
+ * its task object (address and name, PYB_TASK_IDENT): a new task whose
+ * coroutine takes the address of one that ended gets its own id. A frame
+ * BPF saw before it knew where to find the running task, or whose task
+ * cannot be found again, is counted as of an unknown task; a task that
+ * ended before it could be read is named by the name BPF copied from it
+ * (its awaiting tasks then unknown). Once a second,
+ * tasks that ended lose their entry in BPF's map.
  */
 #ifndef PYBPF_BPF_ASYNC_TASKS_H
 #define PYBPF_BPF_ASYNC_TASKS_H
@@ -19,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "abi/py_abi.h"
 #include "bpf/registry.h"
 #include "cpython/asyncio.h"
 
@@ -34,7 +41,8 @@ struct async_root_frame {
 
 struct async_task {
 	pid_t pid;
-	uint64_t frame, code; /* BPF's key: the task's coroutine frame and its code */
+	uint64_t frame, code, ident; /* BPF's key: the task's coroutine frame, its code,
+					the task's PYB_TASK_IDENT */
 	uint64_t id;
 	bool ended;
 	int nroot;
@@ -45,6 +53,7 @@ struct async_proc; /* per process: reader state, pending frames */
 
 struct async_tasks {
 	int ids_fd; /* BPF task_ids */
+	int src_fd; /* BPF task_src */
 	struct async_task *v;
 	size_t n, cap;
 	struct async_proc *procs;
@@ -53,21 +62,28 @@ struct async_tasks {
 	uint64_t last_check_ns;
 	/* for the summary */
 	uint64_t named, unmatched, read_errors;
+	uint64_t named_ended; /* of named: ended before they were read, named by BPF's copy */
 	char last_error[PY_ERR_LEN + 32];
 };
 
-void async_tasks_init(struct async_tasks *t, int ids_fd);
+void async_tasks_init(struct async_tasks *t, int ids_fd, int src_fd);
 void async_tasks_free(struct async_tasks *t);
 
 /* A task frame BPF saw for the first time (PYB_EVENT_NEW_TASK): queued. */
-void async_tasks_on_event(struct async_tasks *t, pid_t pid, uint64_t frame, uint64_t code);
+void async_tasks_on_event(struct async_tasks *t, struct py_registry *reg,
+			  const struct pyb_task_event *ev);
+
+/* A process BPF is about to see (the registry's on_active): tells BPF
+ * where its running tasks are, when it can be said already, so that its
+ * first samples are known by their task too. */
+void async_tasks_on_active(struct async_tasks *t, struct py_target *target);
 
 /* Names the queued frames (one read of each process's tasks) and, once a
  * second, drops the BPF entries of tasks that ended. Call every turn. */
 void async_tasks_tick(struct async_tasks *t, struct py_registry *reg);
 
-/* The task of a count key's task field (an id, or a frame BPF saw before
- * the task was named: then the one task named for it), or NULL. */
+/* The task of a count key's task field (an id, or the identity of a task
+ * BPF saw before it was named: then the one task named for it), or NULL. */
 const struct async_task *async_tasks_get(const struct async_tasks *t, pid_t pid, uint64_t task);
 
 #endif

@@ -181,6 +181,18 @@ static void on_proc_event(void *ctx, void *data, int size)
 	registry_consider(&s->reg, (pid_t)ex.ev.pid, true, ex.comm);
 }
 
+/* A process about to be registered with BPF: what --async and the tool
+ * keep beside it first. */
+static void session_on_active(void *ctx, struct py_target *t)
+{
+	struct tool_session *s = ctx;
+
+	if (s->tasks)
+		async_tasks_on_active(s->tasks, t);
+	if (s->on_active)
+		s->on_active(s->on_active_ctx, t);
+}
+
 static void on_stack_event(void *ctx, void *data, int size)
 {
 	struct tool_session *s = ctx;
@@ -196,8 +208,12 @@ static void on_stack_event(void *ctx, void *data, int size)
 		return;
 	}
 	if (ev.kind == PYB_EVENT_NEW_TASK) {
-		if (s->tasks)
-			async_tasks_on_event(s->tasks, (pid_t)ev.pid, ev.key, ev.arg);
+		struct pyb_task_event tev;
+
+		if (s->tasks && size >= (int)sizeof(tev)) {
+			memcpy(&tev, data, sizeof(tev));
+			async_tasks_on_event(s->tasks, &s->reg, &tev);
+		}
 		return;
 	}
 	if (s->running)
@@ -391,8 +407,8 @@ int session_start_discovery(struct tool_session *s)
 	s->reg.verbose = s->verbose;
 	s->reg.tstates_fd = bpfmod_table_fd(&s->bpf, "tstates");
 	s->reg.named_fd = bpfmod_table_fd(&s->bpf, "named_codes");
-	s->reg.on_active = s->on_active;
-	s->reg.on_active_ctx = s->on_active_ctx;
+	s->reg.on_active = session_on_active;
+	s->reg.on_active_ctx = s;
 	if (s->launched)
 		return registry_follow(&s->reg, s->pids[0]);
 	if (s->npids) {
@@ -959,10 +975,15 @@ void session_print_summary(struct tool_session *s, const char *unit)
 
 		fprintf(stderr,
 			"%s: --async: %llu asyncio tasks named; %.1f%% of what is reported rooted in "
-			"its task, %.1f%% in coroutines not matched to a task (it ended first, or "
-			"no task ran them) left as they were\n",
+			"its task, %.1f%% in coroutines not matched to a task (it ended first, no task "
+			"ran them, or its task could not be told from others) left as they were\n",
 			s->tool, (unsigned long long)t->named, 100.0 * (double)s->col.task_value / all,
 			100.0 * (double)s->col.untasked_value / all);
+		if (t->named_ended)
+			fprintf(stderr,
+				"%s: --async: %llu tasks ended before they could be read: named as "
+				"their samples read them, without the tasks that awaited them\n",
+				s->tool, (unsigned long long)t->named_ended);
 		if (t->read_errors)
 			fprintf(stderr, "%s: --async: tasks could not be read %llu times (last: %s)\n",
 				s->tool, (unsigned long long)t->read_errors, TEXT_ESC(t->last_error));

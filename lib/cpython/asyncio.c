@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/py_abi.h"
 #include "cpython/frames.h"
 #include "cpython/objects.h"
 #include "sys/proc_maps.h"
@@ -818,6 +819,8 @@ int py_asyncio_read(struct py_process *p, struct py_asyncio_ctx *ctx,
 	for (int i = 0; i < out->ntasks; i++)
 		read_chain(&R, &out->tasks[i]);
 	find_running(&R, threads, nthreads);
+	if (ctx && R.current_tasks)
+		ctx->current_tasks = R.current_tasks;
 	for (int i = 0; i < out->ntasks; i++)
 		if (classify_wait(&R, i) < 0 || recorded_awaiters(&R, i) < 0)
 			break;
@@ -848,4 +851,88 @@ const struct py_task *py_asyncio_by_coro(const struct py_asyncio *a, uint64_t co
 int py_asyncio_awaiter(const struct py_asyncio *a, int i)
 {
 	return a->tasks[i].awaiter;
+}
+
+int py_asyncio_task_src(const struct py_asyncio_ctx *ctx, struct pyb_task_src *src)
+{
+	const struct py_async_layout *L = &ctx->L;
+	struct pyobj_types t;
+
+	if (!ctx->ready || L->task_coro < 0 || L->task_name < 0 || L->gen_iframe < 0)
+		return -1;
+	memcpy(&t, ctx->types, sizeof(t));
+	memset(src, 0, sizeof(*src));
+	src->str_type = t.str;
+	src->long_type = t.long_;
+	src->task_coro = L->task_coro;
+	src->task_name = L->task_name;
+	src->gen_iframe = L->gen_iframe;
+	src->tstate_running_task = L->tstate_running_task; /* 3.14+ */
+	if (src->tstate_running_task >= 0)
+		return 0;
+	/* the dict: entries after the header's indices (pyobj.c's keys_view) */
+	if (!ctx->current_tasks || L->dict_keys < 0 || L->keys_log2_index_bytes < 0 ||
+	    L->keys_kind < 0 || L->keys_nentries < 0 || L->keys_indices < 0 ||
+	    L->keys_log2_index_bytes >= 64 || L->keys_kind >= 64 || L->keys_nentries > 56)
+		return -1;
+	src->current_tasks = ctx->current_tasks;
+	src->dict_keys = L->dict_keys;
+	src->keys_log2_index_bytes = L->keys_log2_index_bytes;
+	src->keys_kind = L->keys_kind;
+	src->keys_nentries = L->keys_nentries;
+	src->keys_indices = L->keys_indices;
+	return 0;
+}
+
+/* PYB_TASK_IDENT of task with str name, as bpf_c/asyncio.bpf.h reads it
+ * (unreadable words count as 0); 0 if the name is not ASCII. */
+static uint64_t str_ident(struct py_process *p, uint64_t name, uint64_t task)
+{
+	uint64_t meta[3] = { 0 }, w[3] = { 0 }, len;
+
+	if (p->off.unicode_length < 0 || p->off.unicode_ascii_size < 0 ||
+	    remote_read(p->pid, name + (uint64_t)p->off.unicode_length, meta, sizeof(meta)) < 0)
+		memset(meta, 0, sizeof(meta));
+	len = meta[0];
+	if (!((meta[2] >> py_rules_str_ascii_bit(p->rules)) & 1) || len > (1ULL << 30))
+		return 0;
+	if (remote_read(p->pid, name + (uint64_t)p->off.unicode_ascii_size, w, 16) < 0)
+		w[0] = w[1] = 0;
+	if (len >= 8 &&
+	    remote_read_u64(p->pid, name + (uint64_t)p->off.unicode_ascii_size + len - 8, &w[2]) < 0)
+		w[2] = 0;
+	return PYB_TASK_IDENT(task, PYB_TASK_STR_IDENT(name, len, w[0], w[1], w[2]));
+}
+
+uint64_t py_asyncio_task_ident(struct py_process *p, const struct py_asyncio_ctx *ctx,
+			       const struct py_task *t)
+{
+	struct pyobj o = { .p = p, .L = &ctx->L };
+	uint64_t name, type, w[2] = { 0, 0 };
+
+	if (!ctx->ready || t->python_task || ctx->L.task_name < 0)
+		return 0;
+	memcpy(&o.t, ctx->types, sizeof(o.t));
+	if (pyobj_u64(&o, t->addr + (uint64_t)ctx->L.task_name, &name) < 0 || !name)
+		return 0;
+	type = pyobj_type(&o, name);
+	if (type && type == o.t.str)
+		return str_ident(p, name, t->addr);
+	if (!type || type != o.t.long_ || remote_read(p->pid, name + 16, w, sizeof(w)) < 0)
+		return 0;
+	return PYB_TASK_IDENT(t->addr, PYB_STR_IDENT(name, w[0], w[1]));
+}
+
+int py_asyncio_int_name(const struct py_process *p, const uint64_t words[2], char *buf,
+			size_t len)
+{
+	/* 3.12+ ints: lv_tag = digits << 3 | sign (0 positive); 30-bit digits */
+	uint64_t ndigits = words[0] >> 3, value;
+
+	if (p->version.minor < 13 || (words[0] & 3) != 0 || ndigits < 1 || ndigits > 2)
+		return -1;
+	value = (words[1] & 0x3fffffff) |
+		(ndigits == 2 ? ((words[1] >> 32) & 0x3fffffff) << 30 : 0);
+	snprintf(buf, len, "Task-%llu", (unsigned long long)value);
+	return 0;
 }

@@ -101,6 +101,7 @@ struct py_asyncio_ctx {
 	enum py_async_source source;
 	char extension[256];
 	struct py_objects objects; /* the object reader, set up for the process */
+	uint64_t current_tasks; /* 3.11-3.13: asyncio's dict {loop: running task}; 0 unknown */
 };
 
 /*
@@ -114,6 +115,26 @@ struct py_asyncio_ctx {
 int py_asyncio_read(struct py_process *p, struct py_asyncio_ctx *ctx,
 		    const struct py_thread *threads, int nthreads, struct py_asyncio *out);
 void py_asyncio_free(struct py_asyncio *a);
+
+/*
+ * For BPF (struct pyb_task_src in bpf_c/py_abi.h): where the task a thread
+ * runs is found in this process, from what the last read found (ctx).
+ * Returns 0, or -1 when it cannot be said (no read yet, 3.11-3.13 before
+ * asyncio.tasks is imported).
+ */
+struct pyb_task_src;
+int py_asyncio_task_src(const struct py_asyncio_ctx *ctx, struct pyb_task_src *src);
+
+/* PYB_TASK_IDENT of task t as BPF computes it (bpf_c/asyncio.bpf.h); 0
+ * for a task written in Python or a name neither str nor int. */
+uint64_t py_asyncio_task_ident(struct py_process *p, const struct py_asyncio_ctx *ctx,
+			       const struct py_task *t);
+
+/* The name of a task whose name is an int (3.13+ makes "Task-N" of it when
+ * asked), from the int's size word and first digits word as BPF read
+ * them (PYB_TASK_NAME_INT). Returns 0, or -1 if they make no such int. */
+int py_asyncio_int_name(const struct py_process *p, const uint64_t words[2], char *buf,
+			size_t len);
 
 /* The task whose coroutine is coro; NULL if none. */
 const struct py_task *py_asyncio_by_coro(const struct py_asyncio *a, uint64_t coro);
