@@ -164,6 +164,7 @@ def test_top_plain_text_when_not_a_terminal(pyprofile, workload):
     assert len(tables) >= 2, r.stdout
     assert all(len(line) <= 80 for line in r.stdout.splitlines())
     assert FUNCS & set(table(tables[-1].splitlines())), tables[-1]
+    assert "Keys:" not in r.stdout  # no key is read here
 
 
 def test_top_refuses_report_options(pyprofile):

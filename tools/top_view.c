@@ -127,6 +127,7 @@ int top_view_start(struct top_view *v, struct tool_session *s, double seconds_pe
 		t.c_cc[VTIME] = 0;
 		v->raw = tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0;
 	}
+	v->top.keys = v->raw; /* no key help where no key is read (a pipe, a file) */
 	if (v->tty_out) {
 		fputs(ALT_SCREEN_ON, stdout);
 		fflush(stdout);

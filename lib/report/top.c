@@ -340,8 +340,8 @@ void top_render(const struct top *t, FILE *out, int width, int height, const cha
 	id_name(pid, sizeof(pid), t->only_pid);
 	id_name(tid, sizeof(tid), t->only_tid);
 	line(out, width, eol, "%s", title);
-	line(out, width, eol, "Process %s, thread %s; sorted by %s. Keys: 1-4 sort, p/t/a filter, q quit",
-	     pid, tid, sort_name(t->sort));
+	line(out, width, eol, "Process %s, thread %s; sorted by %s.%s", pid, tid, sort_name(t->sort),
+	     t->keys ? " Keys: 1-4 sort, p/t/a filter, q quit" : "");
 	line(out, width, eol, "%.2f s sampled %s, %.2f s in all",
 	     (double)all * t->seconds_per_unit, t->since_start ? "since the start" : "since the last refresh",
 	     (double)t->all * t->seconds_per_unit);

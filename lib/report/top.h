@@ -35,6 +35,7 @@ struct top {
 	enum top_sort sort;
 	pid_t only_pid, only_tid; /* 0: all */
 	bool since_start;	    /* the shares cover the whole run (first screen, new filter) */
+	bool keys;		    /* keys are read: the table says which */
 	pid_t *pids, *tids;	    /* seen in the last report, for the filter keys */
 	size_t npids, ntids;
 };

@@ -110,6 +110,11 @@ static void test_top(void)
 	row(&rep, 7, 8, "python3", r3, 3, 4);
 	top_init(&t, 0.5);
 	CHECK(top_update(&t, &rep) == 0);
+	/* keys not read (output to a pipe or file): no key help */
+	out = render(&t, 80, 0);
+	CHECK(strncmp(out, "title\nProcess all, thread all; sorted by %Own.\n", 47) == 0);
+	free(out);
+	t.keys = true;
 	out = render(&t, 80, 0);
 	CHECK_STR(out, "title\n"
 		       "Process all, thread all; sorted by %Own. Keys: 1-4 sort, p/t/a filter, q quit\n"
