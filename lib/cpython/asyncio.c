@@ -856,31 +856,28 @@ int py_asyncio_awaiter(const struct py_asyncio *a, int i)
 int py_asyncio_task_src(const struct py_asyncio_ctx *ctx, struct pyb_task_src *src)
 {
 	const struct py_async_layout *L = &ctx->L;
-	struct pyobj_types t;
+	struct py_dict_keys_fields k;
 
 	if (!ctx->ready || L->task_coro < 0 || L->task_name < 0 || L->gen_iframe < 0)
 		return -1;
-	memcpy(&t, ctx->types, sizeof(t));
 	memset(src, 0, sizeof(*src));
-	src->str_type = t.str;
-	src->long_type = t.long_;
+	src->str_type = ctx->objects.t_str;
+	src->long_type = ctx->objects.t_int;
 	src->task_coro = L->task_coro;
 	src->task_name = L->task_name;
 	src->gen_iframe = L->gen_iframe;
 	src->tstate_running_task = L->tstate_running_task; /* 3.14+ */
 	if (src->tstate_running_task >= 0)
 		return 0;
-	/* the dict: entries after the header's indices (pyobj.c's keys_view) */
-	if (!ctx->current_tasks || L->dict_keys < 0 || L->keys_log2_index_bytes < 0 ||
-	    L->keys_kind < 0 || L->keys_nentries < 0 || L->keys_indices < 0 ||
-	    L->keys_log2_index_bytes >= 64 || L->keys_kind >= 64 || L->keys_nentries > 56)
+	/* the dict's entries after its keys object's indices */
+	if (!ctx->current_tasks || py_dict_keys_fields(&ctx->objects, &k) < 0)
 		return -1;
 	src->current_tasks = ctx->current_tasks;
-	src->dict_keys = L->dict_keys;
-	src->keys_log2_index_bytes = L->keys_log2_index_bytes;
-	src->keys_kind = L->keys_kind;
-	src->keys_nentries = L->keys_nentries;
-	src->keys_indices = L->keys_indices;
+	src->dict_keys = k.dict_keys;
+	src->keys_log2_index_bytes = k.log2_index_bytes;
+	src->keys_kind = k.kind;
+	src->keys_nentries = k.nentries;
+	src->keys_indices = k.indices;
 	return 0;
 }
 
@@ -907,18 +904,18 @@ static uint64_t str_ident(struct py_process *p, uint64_t name, uint64_t task)
 uint64_t py_asyncio_task_ident(struct py_process *p, const struct py_asyncio_ctx *ctx,
 			       const struct py_task *t)
 {
-	struct pyobj o = { .p = p, .L = &ctx->L };
+	const struct py_objects *o = &ctx->objects;
 	uint64_t name, type, w[2] = { 0, 0 };
 
 	if (!ctx->ready || t->python_task || ctx->L.task_name < 0)
 		return 0;
-	memcpy(&o.t, ctx->types, sizeof(o.t));
-	if (pyobj_u64(&o, t->addr + (uint64_t)ctx->L.task_name, &name) < 0 || !name)
+	if (py_obj_read_u64(o, t->addr + (uint64_t)ctx->L.task_name, &name) < 0 || !name)
 		return 0;
-	type = pyobj_type(&o, name);
-	if (type && type == o.t.str)
+	type = py_obj_type(o, name);
+	if (type && type == o->t_str)
 		return str_ident(p, name, t->addr);
-	if (!type || type != o.t.long_ || remote_read(p->pid, name + 16, w, sizeof(w)) < 0)
+	if (!type || type != o->t_int || o->long_tag < 0 ||
+	    remote_read(p->pid, name + (uint64_t)o->long_tag, w, sizeof(w)) < 0)
 		return 0;
 	return PYB_TASK_IDENT(t->addr, PYB_STR_IDENT(name, w[0], w[1]));
 }

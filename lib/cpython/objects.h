@@ -126,6 +126,14 @@ int py_dict_get(const struct py_objects *o, uint64_t dict, const char *name, uin
 
 /* Calls fn(key, 0, arg) for each member of a set or frozenset (or
  * subclass), at most max. Returns like py_dict_each. */
+/* Where a dict keeps its keys object and that object its fields, for a
+ * reader of the entries outside this model (BPF reads asyncio's dict of
+ * running tasks): 3.11+'s keys layout only (PY_DICT_KEYS_LOG2); -1 else. */
+struct py_dict_keys_fields {
+	int32_t dict_keys, log2_index_bytes, kind, nentries, indices;
+};
+int py_dict_keys_fields(const struct py_objects *o, struct py_dict_keys_fields *f);
+
 int py_set_each(const struct py_objects *o, uint64_t set, size_t max, py_item_fn fn, void *arg);
 
 /* The length of a set or frozenset; -1 if unreadable. */

@@ -22,6 +22,24 @@ struct dict_layout {
 	uint64_t values; /* split dict: the values array; 0 if combined */
 };
 
+/* PY_DICT_KEYS_LOG2 (3.11+): where the keys object keeps its fields */
+#define KEYS_LOG2_INDEX_BYTES 9
+#define KEYS_KIND 10
+#define KEYS_NENTRIES 24
+#define KEYS_INDICES 32
+
+int py_dict_keys_fields(const struct py_objects *o, struct py_dict_keys_fields *f)
+{
+	if (o->rules->dict_keys != PY_DICT_KEYS_LOG2 || o->dict_keys < 0)
+		return -1;
+	f->dict_keys = o->dict_keys;
+	f->log2_index_bytes = KEYS_LOG2_INDEX_BYTES;
+	f->kind = KEYS_KIND;
+	f->nentries = KEYS_NENTRIES;
+	f->indices = KEYS_INDICES;
+	return 0;
+}
+
 static int dict_layout(const struct py_objects *o, uint64_t keys, uint64_t values,
 		       struct dict_layout *l)
 {
@@ -46,15 +64,16 @@ static int dict_layout(const struct py_objects *o, uint64_t keys, uint64_t value
 		l->value_at = 16;
 		l->nentries = nentries;
 	} else {
-		unsigned log2_size = h[8], log2_index_bytes = h[9], kind = h[10];
+		unsigned log2_size = h[8], log2_index_bytes = h[KEYS_LOG2_INDEX_BYTES],
+			 kind = h[KEYS_KIND];
 		int64_t nentries;
 
-		memcpy(&nentries, h + 24, 8);
+		memcpy(&nentries, h + KEYS_NENTRIES, 8);
 		if (log2_size < 3 || log2_size > 32 || log2_index_bytes < log2_size ||
 		    log2_index_bytes > log2_size + 3 || kind > 2 || nentries < 0 ||
 		    nentries > (1LL << log2_size))
 			return -1;
-		l->entries = keys + 32 + (1ULL << log2_index_bytes);
+		l->entries = keys + KEYS_INDICES + (1ULL << log2_index_bytes);
 		l->entry_size = kind == 0 ? 24 : 16;
 		l->key_at = kind == 0 ? 8 : 0;
 		l->value_at = kind == 0 ? 16 : 8;
