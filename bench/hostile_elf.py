@@ -23,7 +23,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "tests"))
+sys.path.insert(0, HERE)
 import elf_bombs  # noqa: E402
+import smoke  # noqa: E402
 from profiling import run_measured  # noqa: E402
 
 BUILD = os.environ.get("PYBPF_BUILD", os.path.join(REPO, "build"))
@@ -48,7 +50,8 @@ def main():
     ap.add_argument("--limit-mb", type=int, default=3000)
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=5)
-    a = ap.parse_args()
+    smoke.option(ap)
+    a = smoke.apply(ap.parse_args(), kinds="plain,notes", seconds=1, rounds=1, timeout=120)
     tools = [("pyprofile", ["-f", "-p", "{pid}", str(a.seconds)]),
              ("pydump -n", ["-n", "-p", "{pid}"])]
     print("build: %s" % BUILD)

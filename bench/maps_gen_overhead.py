@@ -27,6 +27,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import smoke  # noqa: E402
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOL = os.path.join(os.environ.get("PYBPF_BUILD", os.path.join(REPO, "build")), "tools",
                     "pyprofile")
@@ -62,7 +65,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--calls", type=int, default=2000000)
-    args = ap.parse_args()
+    smoke.option(ap)
+    args = smoke.apply(ap.parse_args(), rounds=1, calls=20000)
     tmp = tempfile.mkdtemp()
     src, exe = os.path.join(tmp, "loop.c"), os.path.join(tmp, "loop")
     with open(src, "w") as fp:

@@ -24,6 +24,8 @@ AUSTIN = os.path.join(os.environ.get("PYBPF_CACHE", "/var/cache/pybpf-tools"),
 # script -> the argument lists of its smoke runs
 SCRIPTS = {
     "async_overhead.py": [[]],
+    "hostile_elf.py": [[]],
+    "maps_gen_overhead.py": [[]],
     "native_cost.py": [[]],
     "peer_austin.py": [["--rates", "99"]],
     "pydump_threads.py": [[]],
