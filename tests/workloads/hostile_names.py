@@ -38,7 +38,7 @@ THREAD_NAMES = {
     "sleeper": "sleep\x1b[2J\x7f;er",
     "native": "nat\x1b[31mive;\n",
 }
-TASK_NAME = "task\x1b[31m;\n\u009bname"
+TASK_NAME = "task\x1b[31m;\n\x7fname"  # ASCII: --async knows tasks by ASCII names only
 MODULE_NAME = "mod\x1b[1m;\n\u0085x\x7f.py"
 
 MODULE = '''
