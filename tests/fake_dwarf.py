@@ -79,12 +79,14 @@ def _nested(path, off):
     return "%schar %s;" % (pad, head)
 
 
-def build(minor, offsets, dest, workdir):
+def build(minor, offsets, dest, workdir, build_id=None):
     """Writes DEST: a shared object with DWARF for 3.MINOR's structs at
-    OFFSETS ({field: offset})."""
+    OFFSETS ({field: offset}); with BUILD_ID (hex), carrying that build-id,
+    as the debug file of a binary with that build-id does."""
     src = os.path.join(workdir, "fake_cpython_%d.c" % minor)
     with open(src, "w") as fp:
         fp.write(c_source(minor, offsets))
+    extra = ["-Wl,--build-id=0x" + build_id] if build_id else []
     subprocess.run(["gcc", "-g", "-shared", "-nostdlib", "-fno-eliminate-unused-debug-types",
-                    "-o", dest, src], check=True)
+                    "-o", dest, src] + extra, check=True)
     return dest

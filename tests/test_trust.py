@@ -219,7 +219,13 @@ def test_dwarf_that_disagrees_with_the_table(tmp_path, pydump):
     shutil.copy2(host, exe)
     table = fake_dwarf.read_table(os.path.join(REPO, "offsets", "cpython-3.11.offsets"))
     table["code_firstlineno"] += 4
-    fake_dwarf.build(11, table, str(bindir / m.group(1)), str(tmp_path))
+    # the debug file carries the binary's build-id, as a real one does (a
+    # debug file with another or none is refused before it is read)
+    notes = subprocess.run(["readelf", "-n", host], stdout=subprocess.PIPE,
+                           universal_newlines=True).stdout
+    bid = re.search(r"Build ID:\s*([0-9a-f]+)", notes)
+    fake_dwarf.build(11, table, str(bindir / m.group(1)), str(tmp_path),
+                     build_id=bid.group(1) if bid else None)
     code = "import time\ndef parked():\n    time.sleep(600)\nparked()\n"
     p = subprocess.Popen([exe, "-c", code], env=dict(interpreters._clean_env(), PYTHONHOME="/usr"))
     try:
@@ -231,8 +237,8 @@ def test_dwarf_that_disagrees_with_the_table(tmp_path, pydump):
     assert r.returncode == 1 and r.stdout == "", r.stdout
     assert r.stderr.startswith(
         "pydump: PID %d: its DWARF and the built-in 3.11 table disagree on code_firstlineno "
-        "(%d against %d): this build cannot be read safely (DWARF from /proc/%d/root%s/"
-        % (p.pid, table["code_firstlineno"], table["code_firstlineno"] - 4, p.pid, bindir)), \
+        "(%d against %d): this build cannot be read safely (DWARF from %s/"
+        % (p.pid, table["code_firstlineno"], table["code_firstlineno"] - 4, bindir)), \
         r.stderr
 
 
