@@ -231,6 +231,19 @@ static bool debug_fits(struct elf_image *dbg, struct elf_image *img, const char 
 	       elf_image_section(dbg, ".text", &a2, &s2) == 0 && a1 == a2 && s1 == s2;
 }
 
+/* The debug file open at fd (taken, closed on failure) as out, if it fits
+ * img (or, without one, carries build-id want_id). */
+static int open_fitting_debug(struct elf_image *out, int fd, struct elf_image *img,
+			      const char *want_id)
+{
+	if (elf_image_open_fd(out, fd) < 0)
+		return -1;
+	if (debug_fits(out, img, want_id))
+		return 0;
+	elf_image_close(out);
+	return -1;
+}
+
 /* Opens a debug file at path in the process's root, never in ours on its
  * behalf (a process in our root finds ours there). */
 static int open_debug(pid_t pid, const char *path, struct elf_image *img, const char *want_id,
@@ -245,12 +258,7 @@ static int open_debug(pid_t pid, const char *path, struct elf_image *img, const 
 		close(fd);
 		return -1;
 	}
-	if (elf_image_open_fd(out, fd) < 0)
-		return -1;
-	if (debug_fits(out, img, want_id))
-		return 0;
-	elf_image_close(out);
-	return -1;
+	return open_fitting_debug(out, fd, img, want_id);
 }
 
 /* ---------------------------------------------------------- debuginfod -- */
@@ -331,12 +339,7 @@ static int debuginfod_open(struct native_symbols *ns, const char *id, struct elf
 		close(fd);
 		return -1;
 	}
-	if (elf_image_open_fd(out, fd) < 0)
-		return -1;
-	if (debug_fits(out, NULL, id))
-		return 0;
-	elf_image_close(out);
-	return -1;
+	return open_fitting_debug(out, fd, NULL, id);
 }
 
 /* ------------------------------------------------------------ symbols -- */
