@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: Apache-2.0
+/* pymem --gc: not built yet (a placeholder the mode's work replaces). */
+#include <stdio.h>
+
+#include "pymem.h"
+
+int pymem_gc(struct pymem_options *o, struct tool_session *s)
+{
+	(void)o;
+	(void)s;
+	fprintf(stderr, "pymem: --gc is not built yet\n");
+	return 1;
+}
