@@ -48,8 +48,8 @@ SUMMARY = re.compile(
     r"^(\w+): (\d+) (.+?) of (\d+) Python process(?:es)? \((\d+) exited during the run\); "
     r"(\d+) with Python frames, (\d+) in threads without a Python thread state$", re.M)
 SUMMARY2 = re.compile(
-    r"^(\w+): (\d+) stacks truncated at \d+ Python frames, (\d+) with an unreadable frame, "
-    r"(\d+) .+? not counted \(maps full: (\d+) stacks\), (\d+) process events lost$", re.M)
+    r"^(\w+): (\d+) stacks? truncated at \d+ Python frames, (\d+) with an unreadable frame, "
+    r"(\d+) .+? not counted \(maps full: (\d+) stacks?\), (\d+) process events? lost$", re.M)
 GIL_ROW = re.compile(  # pygil's table: TID COMM WALL(s) WAIT(ms) WAIT% WAITS AVG_WAIT(us) HOLD%
     r"^ *(\d+) .{16} +([\d.]+|-) +([\d.]+) +([\d.]+|-)%? +(\d+) +(\d+) +([\d.]+%|-)$")
 

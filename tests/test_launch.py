@@ -221,4 +221,4 @@ def test_without_children_a_hint_names_them(host_interp, tools, tmp_path):
         scratch.cleanup()
     assert r.returncode == 0, r.stderr
     assert ("the given process has 1 descendant process, not traced: "
-            "--children traces them too") in r.stderr, r.stderr
+            "--children traces it too") in r.stderr, r.stderr

@@ -34,7 +34,7 @@ def pyoffcpu():
 
 def walks_ended_early(err, pid):
     """(ended early, all) native walks of pid from the summary, or None."""
-    m = re.search(r"native stacks of .*? \(PID %d\): (\d+) of (\d+) walks ended early" % pid, err)
+    m = re.search(r"native stacks of .*? \(PID %d\): (\d+) of (\d+) walks? ended early" % pid, err)
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 

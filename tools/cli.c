@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bpf/session.h"
+#include "sys/plural.h"
 
 #define CLI_MAX_LONG 64
 #define CLI_SHARED_SHORT "p:t:o:vh"
@@ -281,7 +282,7 @@ void cli_print_header(FILE *f, const struct cli *c, const struct tool_session *s
 	cli_print_target(f, c, s);
 	fputs(after, f);
 	if (c->duration)
-		fprintf(f, " for %d secs.\n", c->duration);
+		fprintf(f, " for %d %s.\n", c->duration, plural((unsigned)c->duration, "sec", "secs"));
 	else
 		fprintf(f, "... Hit Ctrl-C to end.\n");
 	fflush(f);

@@ -7,6 +7,7 @@
 
 #include "pydump_dump.h"
 #include "sys/text_escape.h"
+#include "sys/plural.h"
 
 #define NS_PER_SEC 1e9
 
@@ -106,11 +107,11 @@ static void add_call(struct line *l, const struct dump *d, const struct dump_thr
 	if (k->fd >= 0) {
 		add(l, " on fd %d", k->fd);
 		if (k->fd_desc[0] && k->nfds >= 0)
-			add(l, " (%s, %d fds)", k->fd_desc, k->nfds);
+			add(l, " (%s, %d %s)", k->fd_desc, k->nfds, plural((unsigned)k->nfds, "fd", "fds"));
 		else if (k->fd_desc[0])
 			add(l, " (%s)", k->fd_desc);
 	} else if (k->nfds > 0) {
-		add(l, " on %d fds", k->nfds);
+		add(l, " on %d %s", k->nfds, plural((unsigned)k->nfds, "fd", "fds"));
 	}
 	if (k->path[0])
 		add(l, " \"%s\"", k->path);

@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "sys/clock.h"
+#include "sys/plural.h"
 #include "bpf/gil_monitor.h"
 #include "cpython/gil.h"
 #include "cpython/gil_locate.h"
@@ -193,9 +194,10 @@ static void print_stacks(struct tool_session *s, int kind, const char *title, bo
 		fprintf(out, "%s\n\n", title);
 	if (top.omitted)
 		fprintf(out,
-			"(%zu more stack%s with less time, %.1f ms in all, not shown: --all shows "
+			"(%zu more %s with less time, %.1f ms in all, not shown: --all shows "
 			"every stack; -f and the other formats have them all)\n\n",
-			top.omitted, top.omitted == 1 ? "" : "s", (double)top.omitted_value / 1e3);
+			top.omitted, plural(top.omitted, "stack", "stacks"),
+			(double)top.omitted_value / 1e3);
 	report_print_text(&top.view, out);
 	report_top_free(&top);
 	report_free(&rep);
@@ -300,12 +302,12 @@ static int run(struct options *o, struct tool_session *s, struct tick_state *ts,
 	session_run(s, o->cli.duration);
 	ts->mon.end_ns = tool_end_ns(s);
 	rc = report(s, ts, o);
-	session_print_summary(s, "GIL waits");
+	session_print_summary(s, "GIL wait", "GIL waits");
 	if (ts->mon.still_waiting)
 		fprintf(stderr,
-			"pygil: %zu thread%s still waiting for the GIL when the run ended: "
+			"pygil: %zu %s still waiting for the GIL when the run ended: "
 			"counted up to the end, in stacks ending in %s\n",
-			ts->mon.still_waiting, ts->mon.still_waiting == 1 ? " was" : "s were",
+			ts->mon.still_waiting, plural(ts->mon.still_waiting, "thread was", "threads were"),
 			STILL_WAITING_MARKER);
 	if (o->cli.verbose)
 		session_print_bpf_stats(s, enter_fd, "sys_enter_futex",

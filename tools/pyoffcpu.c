@@ -23,6 +23,7 @@
 #include "bpf/stack_hist.h"
 #include "bpf/tool.h"
 #include "sys/clock.h"
+#include "sys/plural.h"
 #include "bpf/wait_reasons.h"
 #include "cpython/gil.h"
 
@@ -239,6 +240,7 @@ static void print_time_summary(const struct options *o, const struct report *rep
 			       struct tool_session *s, const struct open_intervals *oi)
 {
 	uint64_t blocked = rep->total - (o->runnable ? rep->runnable_total : 0);
+	uint64_t filtered = session_stat(s, PYB_STAT_FILTERED);
 	char b[48], r[48], open[48];
 
 	report_format_us(blocked, b, sizeof(b));
@@ -246,8 +248,8 @@ static void print_time_summary(const struct options *o, const struct report *rep
 	fprintf(stderr, "pyoffcpu: %s blocked; %s runnable waiting for a CPU (%s)", b, r,
 		o->runnable ? "shown" : "not shown: -R shows it");
 	if (o->min_us || o->max_us != (1LL << 40))
-		fprintf(stderr, "; %llu intervals outside -m/-M not counted",
-			(unsigned long long)session_stat(s, PYB_STAT_FILTERED));
+		fprintf(stderr, "; %llu %s outside -m/-M not counted", (unsigned long long)filtered,
+			plural(filtered, "interval", "intervals"));
 	fputc('\n', stderr);
 	if (oi->open_threads) {
 		char since[48] = "";
@@ -257,14 +259,15 @@ static void print_time_summary(const struct options *o, const struct report *rep
 			snprintf(since, sizeof(since), " (%zu since before it began)",
 				 oi->open_since_start);
 		fprintf(stderr,
-			"pyoffcpu: %zu thread%s still blocked when the run ended%s: %s of the "
+			"pyoffcpu: %zu %s still blocked when the run ended%s: %s of the "
 			"blocked time, counted up to the end, in stacks ending in %s\n",
-			oi->open_threads, oi->open_threads == 1 ? " was" : "s were", since, open,
+			oi->open_threads, plural(oi->open_threads, "thread was", "threads were"), since,
+			open,
 			STILL_BLOCKED_MARKER);
 	}
 	if (oi->counts_lost)
-		fprintf(stderr, "pyoffcpu: %zu intervals open at the end not counted (maps full)\n",
-			oi->counts_lost);
+		fprintf(stderr, "pyoffcpu: %zu %s open at the end not counted (maps full)\n",
+			oi->counts_lost, plural(oi->counts_lost, "interval", "intervals"));
 }
 
 /* Text for people: the stacks with the most time, and a line on the rest. */
@@ -277,9 +280,9 @@ static int write_text(const struct report *rep, int top, FILE *out)
 	if (t.omitted) {
 		report_format_us(t.omitted_value, v, sizeof(v));
 		fprintf(out,
-			"(%zu more stack%s with less time, %s in all (%.1f%%), not shown: --all "
+			"(%zu more %s with less time, %s in all (%.1f%%), not shown: --all "
 			"shows every stack; -f and the other formats have them all)\n\n",
-			t.omitted, t.omitted == 1 ? "" : "s", v,
+			t.omitted, plural(t.omitted, "stack", "stacks"), v,
 			rep->total ? 100.0 * (double)t.omitted_value / (double)rep->total : 0.0);
 	}
 	report_print_text(&t.view, out);
@@ -306,8 +309,9 @@ static void seed_open_intervals(struct tool_session *s, const struct options *o,
 	if (seeded)
 		tool_name_stacks(s); /* named while alive */
 	if (o->cli.verbose)
-		fprintf(stderr, "pyoffcpu: %zu threads off CPU as the run began (read in %.1f ms)\n",
-			seeded, (double)(monotonic_ns() - start_ns) / 1e6);
+		fprintf(stderr, "pyoffcpu: %zu %s off CPU as the run began (read in %.1f ms)\n",
+			seeded, plural(seeded, "thread", "threads"),
+			(double)(monotonic_ns() - start_ns) / 1e6);
 }
 
 /*
@@ -382,7 +386,7 @@ static int run(const struct options *o, struct tool_session *s, struct open_inte
 	report_init(&rep, o->delimiter);
 	session_collect(s, &rep);
 	rc = write_report(o, s, &rep, why);
-	session_print_summary(s, "switches off CPU");
+	session_print_summary(s, "switch off CPU", "switches off CPU");
 	print_time_summary(o, &rep, s, oi);
 	if (o->cli.verbose)
 		session_print_bpf_stats(s, progs->switched, "sched_switch",

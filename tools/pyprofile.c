@@ -20,6 +20,7 @@
 #include "bpf/tool.h"
 #include "bpf/wait_reasons.h"
 #include "cpython/gil.h"
+#include "sys/plural.h"
 
 extern const char pyprofile_bpf_text[];
 extern const char pyoffcpu_bpf_text[];
@@ -188,7 +189,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 /* --wall: how the time divides, on stderr. */
 static void print_wall_summary(const struct tool_session *s, const struct report *rep)
 {
-	uint64_t off = 0, per = tool_filter(s).sample_weight;
+	uint64_t off = 0, per = tool_filter(s).sample_weight, on_cpu;
 
 	for (size_t i = 0; i < rep->n; i++)
 		for (int k = 0; k < rep->rows[i].nframes; k++)
@@ -197,11 +198,12 @@ static void print_wall_summary(const struct tool_session *s, const struct report
 				off += rep->rows[i].value;
 				break;
 			}
+	on_cpu = per ? (rep->total - off) / per : 0;
 	fprintf(stderr,
-		"pyprofile: wall clock: %llu us on CPU (%llu samples of %llu us), %llu us off CPU "
+		"pyprofile: wall clock: %llu us on CPU (%llu %s of %llu us), %llu us off CPU "
 		"(%.1f%%)\n",
-		(unsigned long long)(rep->total - off), (unsigned long long)(per ? (rep->total - off) / per : 0),
-		(unsigned long long)per, (unsigned long long)off,
+		(unsigned long long)(rep->total - off), (unsigned long long)on_cpu,
+		plural(on_cpu, "sample", "samples"), (unsigned long long)per, (unsigned long long)off,
 		rep->total ? 100.0 * (double)off / (double)rep->total : 0.0);
 }
 
@@ -307,6 +309,16 @@ static void set_filter(const struct options *o, struct tool_session *s,
 	tool_set_filter(s, &f);
 }
 
+/* The session's summary lines: what BPF counted is a sample, or with
+ * --wall a sample or a switch off CPU. */
+static void print_summary(const struct options *o, struct tool_session *s)
+{
+	if (o->wall)
+		session_print_summary(s, "sample or switch off CPU", "samples and switches off CPU");
+	else
+		session_print_summary(s, "sample", "samples");
+}
+
 /* --top: the live table until the run ends. */
 static int run_top(const struct options *o, struct tool_session *s)
 {
@@ -317,7 +329,7 @@ static int run_top(const struct options *o, struct tool_session *s)
 	top_view_start(&top, s, o->wall ? 1e-6 : (double)session_sample_period_ns(s) / 1e9, title);
 	session_run(s, o->cli.duration);
 	top_view_stop(&top);
-	session_print_summary(s, o->wall ? "samples and switches off CPU" : "samples");
+	print_summary(o, s);
 	return cli_exit_status(&o->cli, s, 0);
 }
 
@@ -327,9 +339,9 @@ static int end_intervals(const struct options *o, struct tool_session *s,
 {
 	int rc = periodic_write(s, periodic) < 0 || periodic->failed;
 
-	session_print_summary(s, "samples");
-	fprintf(stderr, "pyprofile: %u report%s written (%s)\n", periodic->written,
-		periodic->written == 1 ? "" : "s", o->cli.output);
+	session_print_summary(s, "sample", "samples");
+	fprintf(stderr, "pyprofile: %u %s written (%s)\n", periodic->written,
+		plural(periodic->written, "report", "reports"), o->cli.output);
 	return cli_exit_status(&o->cli, s, rc);
 }
 
@@ -346,7 +358,7 @@ static int write_report(const struct options *o, struct tool_session *s, int sam
 	session_collect(s, &rep);
 	rc = report_write(&rep, o->cli.format, o->cli.out, o->wall ? "us" : "samples",
 			  o->wall ? "pyprofile --wall" : "pyprofile") < 0;
-	session_print_summary(s, o->wall ? "samples and switches off CPU" : "samples");
+	print_summary(o, s);
 	if (o->wall)
 		print_wall_summary(s, &rep);
 	if (o->cli.verbose)

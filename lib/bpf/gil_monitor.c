@@ -12,6 +12,7 @@
 #include "cpython/gil_locate.h"
 #include "cpython/threads.h"
 #include "sys/text_escape.h"
+#include "sys/plural.h"
 
 #define THREADS_EVERY_NS (100ull * 1000 * 1000)
 #define GILS_EVERY_NS (1000ull * 1000 * 1000)
@@ -615,9 +616,9 @@ static void print_proc(struct gil_monitor *m, struct gil_proc_info *p, FILE *out
 		fprintf(out, "PID %d (%s), Python %s%s: %.1f GIL switches/s", (int)p->pid, TEXT_ESC(p->comm),
 			p->version, which, (double)switches / ((double)window / 1e9));
 	else
-		fprintf(out, "PID %d (%s), Python %s%s: %llu GIL switches in %.2f s (too short for a rate)",
+		fprintf(out, "PID %d (%s), Python %s%s: %llu GIL %s in %.2f s (too short for a rate)",
 			(int)p->pid, TEXT_ESC(p->comm), p->version, which, (unsigned long long)switches,
-			(double)window / 1e9);
+			plural(switches, "switch", "switches"), (double)window / 1e9);
 	fprintf(out, ", switch interval %llu us%s\n\n", (unsigned long long)p->interval_us,
 		p->gone ? (p->slot < 0 || p->number ? ", ended" : ", exited") : "");
 	fprintf(out, "%8s %-16s %8s %10s %6s %7s %12s %6s\n", "TID", "COMM", "WALL(s)", "WAIT(ms)",
@@ -754,9 +755,10 @@ void gil_monitor_print(struct gil_monitor *m, FILE *out, bool since_last, bool f
 	}
 	if (n > shown)
 		fprintf(out,
-			"(%zu more process%s with less GIL waiting not shown: %.1f ms of waits in "
+			"(%zu more %s with less GIL waiting not shown: %.1f ms of waits in "
 			"all, %zu with none; --all shows every process)\n\n",
-			n - shown, n - shown == 1 ? "" : "es", (double)rest_wait / 1e3, rest_idle);
+			n - shown, plural(n - shown, "process", "processes"), (double)rest_wait / 1e3,
+			rest_idle);
 	free(rank);
 	if (since_last)
 		remember(m, now);

@@ -19,6 +19,7 @@
 #include "sys/target_file.h"
 #include "sys/unwind_table.h"
 #include "sys/text_escape.h"
+#include "sys/plural.h"
 
 int native_maps_init(struct native_maps *nm, struct bpfmod *m, const char *tool)
 {
@@ -114,8 +115,10 @@ static struct native_file *file_of(struct native_maps *nm, int fd, const char *s
 			if (nm->verbose)
 				fprintf(stderr,
 					"%s: %s read in part, within the tool's budget: %zu of %zu "
-					"functions without unwind rows, %u reads refused\n",
-					nm->tool, TEXT_ESC(shown), t.fdes_cut, t.fdes, img.refused);
+					"%s without unwind rows, %u %s refused\n",
+					nm->tool, TEXT_ESC(shown), t.fdes_cut, t.fdes,
+					plural(t.fdes, "function", "functions"), img.refused,
+					plural(img.refused, "read", "reads"));
 		}
 		elf_image_close(&img);
 	}

@@ -23,6 +23,7 @@
 #include "sys/target_file.h"
 #include "report/views.h"
 #include "sys/text_escape.h"
+#include "sys/plural.h"
 
 /*
  * Turns of the main loop cost CPU whatever the sampling rate (a wakeup and
@@ -149,13 +150,13 @@ static void print_startup(struct tool_session *s)
 		return;
 	fprintf(stderr,
 		"%s: start-up %.2f s: checks %.2f s, BPF programs %.2f s (%s), verifier %.2f s, "
-		"%zu Python process%s found in %.2f s\n",
+		"%zu Python %s found in %.2f s\n",
 		s->tool, (double)(now - s->t_begin) / 1e9,
 		(double)(s->t_checked - s->t_begin) / 1e9,
 		(double)(s->t_compiled - s->t_checked) / 1e9,
 		s->bpf.from_cache ? "compiled earlier, from the cache" : "compiled",
 		(double)s->bpf.load_ns / 1e9, registry_count(&s->reg, TARGET_ACTIVE),
-		registry_count(&s->reg, TARGET_ACTIVE) == 1 ? "" : "es",
+		plural(registry_count(&s->reg, TARGET_ACTIVE), "process", "processes"),
 		(double)(s->t_discovered - s->t_discovery) / 1e9);
 }
 
@@ -799,15 +800,15 @@ static void print_unprofiled(struct tool_session *s)
 	}
 	if (waiting && !s->npids)
 		fprintf(stderr,
-			"%s: %zu Python process%s ran no Python code during the run, so %s "
+			"%s: %zu Python %s ran no Python code during the run, so %s "
 			"could not be checked; not profiled%s\n",
-			s->tool, waiting, waiting == 1 ? "" : "es",
-			waiting == 1 ? "its offsets" : "their offsets",
+			s->tool, waiting, plural(waiting, "process", "processes"),
+			plural(waiting, "its offsets", "their offsets"),
 			s->verbose ? "" : " (-v names them)");
 	if (s->reg.ended_early)
-		fprintf(stderr, "%s: %zu Python process%s ended before %s could be profiled%s\n",
-			s->tool, s->reg.ended_early, s->reg.ended_early == 1 ? "" : "es",
-			s->reg.ended_early == 1 ? "it" : "they",
+		fprintf(stderr, "%s: %zu Python %s ended before %s could be profiled%s\n",
+			s->tool, s->reg.ended_early, plural(s->reg.ended_early, "process", "processes"),
+			plural(s->reg.ended_early, "it", "they"),
 			s->verbose ? "" : " (-v names them)");
 }
 
@@ -821,10 +822,10 @@ static void print_children_hint(struct tool_session *s)
 	    proc_descendants(s->pids, s->npids, &kids, &n) < 0)
 		return;
 	if (n)
-		fprintf(stderr, "%s: the given process%s ha%s %zu descendant process%s, not traced: "
-				"--children traces them too\n",
-			s->tool, s->npids == 1 ? "" : "es", s->npids == 1 ? "s" : "ve", n,
-			n == 1 ? "" : "es");
+		fprintf(stderr, "%s: the given %s %zu descendant %s, not traced: "
+				"--children traces %s too\n",
+			s->tool, plural(s->npids, "process has", "processes have"), n,
+			plural(n, "process", "processes"), plural(n, "it", "them"));
 	free(kids);
 }
 
@@ -837,15 +838,16 @@ static void print_files_cut(struct tool_session *s)
 	native_symbols_stats(s->reg.nsyms, &st);
 	if (s->native.files_cut)
 		fprintf(stderr,
-			"%s: unwind information of %zu file%s read in part, within the tool's "
+			"%s: unwind information of %zu %s read in part, within the tool's "
 			"budget: native walks through %s may end early%s\n",
-			s->tool, s->native.files_cut, s->native.files_cut == 1 ? "" : "s",
-			s->native.files_cut == 1 ? "it" : "them", s->verbose ? "" : " (-v names them)");
+			s->tool, s->native.files_cut, plural(s->native.files_cut, "file", "files"),
+			plural(s->native.files_cut, "it", "them"),
+			s->verbose ? "" : plural(s->native.files_cut, " (-v names it)", " (-v names them)"));
 	if (st.cut)
 		fprintf(stderr,
-			"%s: symbols of %zu file%s read in part, within the tool's budget: "
+			"%s: symbols of %zu %s read in part, within the tool's budget: "
 			"native frames in %s may go unnamed\n",
-			s->tool, st.cut, st.cut == 1 ? "" : "s", st.cut == 1 ? "it" : "them");
+			s->tool, st.cut, plural(st.cut, "file", "files"), plural(st.cut, "it", "them"));
 }
 
 /* Per process, how many native walks ended before the outermost frame,
@@ -876,18 +878,20 @@ static void print_native_ends(struct tool_session *s)
 							 (unsigned long long)v[i].n[k],
 							 native_end_text(k));
 		fprintf(stderr,
-			"%s: native stacks of %s (PID %d): %llu of %llu walks ended early%s\n",
+			"%s: native stacks of %s (PID %d): %llu of %llu %s early%s\n",
 			s->tool, TEXT_ESC(t && t->proc.comm[0] ? t->proc.comm : "?"), (int)v[i].pid,
-			(unsigned long long)early, (unsigned long long)all, why);
+			(unsigned long long)early, (unsigned long long)all,
+			plural(all, "walk ended", "walks ended"), why);
 	}
 	if (s->verbose)
 		fprintf(stderr,
-			"%s: native unwind tables: %zu rows (%zu KiB) of %zu files, built in %.0f ms, "
-			"loaded in %.0f ms; %zu files without unwind information\n",
-			s->tool, (size_t)s->native.rows_used,
+			"%s: native unwind tables: %zu %s (%zu KiB) of %zu %s, built in %.0f ms, "
+			"loaded in %.0f ms; %zu %s without unwind information\n",
+			s->tool, (size_t)s->native.rows_used, plural(s->native.rows_used, "row", "rows"),
 			native_maps_table_bytes(&s->native) / 1024, s->native.nfiles,
-			(double)s->native.build_ns / 1e6, (double)s->native.load_ns / 1e6,
-			s->native.files_failed);
+			plural(s->native.nfiles, "file", "files"), (double)s->native.build_ns / 1e6,
+			(double)s->native.load_ns / 1e6, s->native.files_failed,
+			plural(s->native.files_failed, "file", "files"));
 	if (s->verbose && target_file_no_openat2())
 		fprintf(stderr, "%s: %s\n", s->tool, TARGET_FILE_NO_OPENAT2);
 	free(v);
@@ -904,89 +908,106 @@ static void print_unseen_switches(struct tool_session *s)
 	if (!ended && !lost)
 		return;
 	fprintf(stderr,
-		"%s: %llu returns to a CPU not reported by the kernel: %llu blocked intervals "
-		"ended at their wake-up (the runnable time after it not counted), %llu "
-		"intervals not counted (preempted, or their wake-up not seen either)\n",
-		s->tool, (unsigned long long)(ended + lost), (unsigned long long)ended,
-		(unsigned long long)lost);
+		"%s: %llu %s to a CPU not reported by the kernel: %llu blocked %s "
+		"at %s wake-up (the runnable time after it not counted), %llu "
+		"%s not counted (preempted, or %s wake-up not seen either)\n",
+		s->tool, (unsigned long long)(ended + lost), plural(ended + lost, "return", "returns"),
+		(unsigned long long)ended, plural(ended, "interval ended", "intervals ended"),
+		plural(ended, "its", "their"), (unsigned long long)lost,
+		plural(lost, "interval", "intervals"), plural(lost, "its", "their"));
 }
 
-void session_print_summary(struct tool_session *s, const char *unit)
+void session_print_summary(struct tool_session *s, const char *one, const char *many)
 {
 	uint64_t samples = session_stat(s, PYB_STAT_SAMPLES);
 	uint64_t no_ts = session_stat(s, PYB_STAT_NO_TSTATE);
 	size_t gone = s->reg.exited;
+	uint64_t truncated = session_stat(s, PYB_STAT_TRUNCATED);
+	uint64_t not_counted = session_stat(s, PYB_STAT_COUNT_MAP_FULL);
+	uint64_t stacks_full = session_stat(s, PYB_STAT_STACK_MAP_FULL);
 	uint64_t missed;
 	double reached;
 
 	fprintf(stderr,
-		"%s: %llu %s of %zu Python process%s (%zu exited during the run); "
+		"%s: %llu %s of %zu Python %s (%zu exited during the run); "
 		"%llu with Python frames, %llu in threads without a Python thread state\n",
-		s->tool, (unsigned long long)samples, unit, s->reg.active_ever,
-		s->reg.active_ever == 1 ? "" : "es", gone,
+		s->tool, (unsigned long long)samples, plural(samples, one, many), s->reg.active_ever,
+		plural(s->reg.active_ever, "process", "processes"), gone,
 		(unsigned long long)(samples - no_ts), (unsigned long long)no_ts);
 	fprintf(stderr,
-		"%s: %llu stacks truncated at %d Python frames, %llu with an unreadable frame, "
-		"%llu %s not counted (maps full: %llu stacks), %llu process events lost\n",
-		s->tool, (unsigned long long)session_stat(s, PYB_STAT_TRUNCATED), PYB_MAX_FRAMES,
-		(unsigned long long)session_stat(s, PYB_STAT_READ_ERRORS),
-		(unsigned long long)session_stat(s, PYB_STAT_COUNT_MAP_FULL), unit,
-		(unsigned long long)session_stat(s, PYB_STAT_STACK_MAP_FULL),
-		(unsigned long long)s->lost_events);
+		"%s: %llu %s truncated at %d Python frames, %llu with an unreadable frame, "
+		"%llu %s not counted (maps full: %llu %s), %llu process %s lost\n",
+		s->tool, (unsigned long long)truncated, plural(truncated, "stack", "stacks"),
+		PYB_MAX_FRAMES, (unsigned long long)session_stat(s, PYB_STAT_READ_ERRORS),
+		(unsigned long long)not_counted, plural(not_counted, one, many),
+		(unsigned long long)stacks_full, plural(stacks_full, "stack", "stacks"),
+		(unsigned long long)s->lost_events, plural(s->lost_events, "event", "events"));
 	print_unseen_switches(s);
 	missed = bpfmod_missed_runs(&s->bpf);
 	if (missed)
 		fprintf(stderr,
-			"%s: the kernel skipped %llu runs of the tool's BPF programs (another BPF "
-			"program was running on that CPU): their samples or events were not seen\n",
-			s->tool, (unsigned long long)missed);
+			"%s: the kernel skipped %llu %s of the tool's BPF programs (another BPF "
+			"program was running on that CPU): %s samples or events were not seen\n",
+			s->tool, (unsigned long long)missed, plural(missed, "run", "runs"),
+			plural(missed, "its", "their"));
 	if (s->col.unknown_code)
 		fprintf(stderr,
-			"%s: %llu frame%s of code objects that could not be named (their "
+			"%s: %llu %s of code objects that could not be named (their "
 			"process exited or freed them first)\n",
 			s->tool, (unsigned long long)s->col.unknown_code,
-			s->col.unknown_code == 1 ? "" : "s");
+			plural(s->col.unknown_code, "frame", "frames"));
 	if (s->col.missed_kernel || s->col.missed_user)
 		fprintf(stderr,
-			"WARNING: %llu stack traces could not be displayed. Consider increasing "
+			"WARNING: %llu stack %s not be displayed. Consider increasing "
 			"--stack-storage-size.\n",
-			(unsigned long long)(s->col.missed_kernel + s->col.missed_user));
+			(unsigned long long)(s->col.missed_kernel + s->col.missed_user),
+			plural(s->col.missed_kernel + s->col.missed_user, "trace could",
+			       "traces could"));
 	if (s->filter.user_stacks && s->reg.no_native)
 		fprintf(stderr,
-			"%s: native frames not shown for %zu process%s: their code could not be "
+			"%s: native frames not shown for %zu %s: %s code could not be "
 			"read (see -v)\n",
-			s->tool, s->reg.no_native, s->reg.no_native == 1 ? "" : "es");
+			s->tool, s->reg.no_native, plural(s->reg.no_native, "process", "processes"),
+			plural(s->reg.no_native, "its", "their"));
 	if (s->filter.user_stacks && s->native_on)
 		print_native_ends(s);
 	if (s->col.native_unplaced)
 		fprintf(stderr,
-			"%s: native frames left out of %llu distinct stacks: their native stack does not "
+			"%s: native frames left out of %llu distinct %s: %s not "
 			"pass through the interpreter's eval loop, so they cannot be placed\n",
-			s->tool, (unsigned long long)s->col.native_unplaced);
+			s->tool, (unsigned long long)s->col.native_unplaced,
+			plural(s->col.native_unplaced, "stack", "stacks"),
+			plural(s->col.native_unplaced, "its native stack does", "their native stacks do"));
 	if (s->col.native_changed)
 		fprintf(stderr,
-			"%s: native frames left out of %llu distinct stacks, marked %s: the "
+			"%s: native frames left out of %llu distinct %s, marked %s: the "
 			"process's mappings of code changed under them (a library unloaded, "
 			"another loaded)\n",
-			s->tool, (unsigned long long)s->col.native_changed, MAPPING_CHANGED_MARKER);
+			s->tool, (unsigned long long)s->col.native_changed,
+			plural(s->col.native_changed, "stack", "stacks"), MAPPING_CHANGED_MARKER);
 	if (s->tasks) {
 		const struct async_tasks *t = s->tasks;
 		double all = s->col.all_value ? (double)s->col.all_value : 1.0;
 
 		fprintf(stderr,
-			"%s: --async: %llu asyncio tasks named; %.1f%% of what is reported rooted in "
+			"%s: --async: %llu asyncio %s named; %.1f%% of what is reported rooted in "
 			"its task, %.1f%% in coroutines not matched to a task (it ended first, no task "
 			"ran them, or its task could not be told from others) left as they were\n",
-			s->tool, (unsigned long long)t->named, 100.0 * (double)s->col.task_value / all,
+			s->tool, (unsigned long long)t->named, plural(t->named, "task", "tasks"),
+			100.0 * (double)s->col.task_value / all,
 			100.0 * (double)s->col.untasked_value / all);
 		if (t->named_ended)
 			fprintf(stderr,
-				"%s: --async: %llu tasks ended before they could be read: named as "
-				"their samples read them, without the tasks that awaited them\n",
-				s->tool, (unsigned long long)t->named_ended);
+				"%s: --async: %llu %s before %s could be read: named as "
+				"%s samples read %s, without the tasks that awaited %s\n",
+				s->tool, (unsigned long long)t->named_ended,
+				plural(t->named_ended, "task ended", "tasks ended"),
+				plural(t->named_ended, "it", "they"), plural(t->named_ended, "its", "their"),
+				plural(t->named_ended, "it", "them"), plural(t->named_ended, "it", "them"));
 		if (t->read_errors)
-			fprintf(stderr, "%s: --async: tasks could not be read %llu times (last: %s)\n",
-				s->tool, (unsigned long long)t->read_errors, TEXT_ESC(t->last_error));
+			fprintf(stderr, "%s: --async: tasks could not be read %llu %s (last: %s)\n",
+				s->tool, (unsigned long long)t->read_errors,
+				plural(t->read_errors, "time", "times"), TEXT_ESC(t->last_error));
 	}
 	reached = session_sampled_hz(s);
 	if (s->verbose && s->sample_hz && !sampling_fell_short(s, reached))
@@ -998,8 +1019,8 @@ void session_print_summary(struct tool_session *s, const char *unit)
 			"throttled it): a sample stands for %.0f us in the report\n",
 			s->tool, reached, s->sample_hz, 1e6 / reached);
 	if (s->reg.refused)
-		fprintf(stderr, "%s: %zu Python process%s could not be profiled (see above)\n",
-			s->tool, s->reg.refused, s->reg.refused == 1 ? "" : "es");
+		fprintf(stderr, "%s: %zu Python %s could not be profiled (see above)\n",
+			s->tool, s->reg.refused, plural(s->reg.refused, "process", "processes"));
 	print_unprofiled(s);
 	print_children_hint(s);
 }
@@ -1028,13 +1049,13 @@ void session_print_bpf_stats(struct tool_session *s, int prog_fd, const char *pr
 		return;
 	}
 	if (!event_noun) {
-		fprintf(stderr, "%s: BPF %s program: %llu runs, %.0f ns per run\n", s->tool,
-			prog_name, runs, (double)run_ns / (double)runs);
+		fprintf(stderr, "%s: BPF %s program: %llu %s, %.0f ns per run\n", s->tool,
+			prog_name, runs, plural(runs, "run", "runs"), (double)run_ns / (double)runs);
 		return;
 	}
 	fprintf(stderr,
-		"%s: BPF %s program: %llu runs, %.0f ns per run, at most %.0f ns per %s (%llu)\n",
-		s->tool, prog_name, runs, (double)run_ns / (double)runs,
+		"%s: BPF %s program: %llu %s, %.0f ns per run, at most %.0f ns per %s (%llu)\n",
+		s->tool, prog_name, runs, plural(runs, "run", "runs"), (double)run_ns / (double)runs,
 		events ? (double)run_ns / (double)events : 0.0, event_noun,
 		(unsigned long long)events);
 }

@@ -176,8 +176,9 @@ void session_describe_target(struct tool_session *s, char *buf, size_t len);
 /* Reads a per-CPU counter summed over CPUs. */
 uint64_t session_stat(struct tool_session *s, int which);
 
-/* The closing summary lines on stderr. */
-void session_print_summary(struct tool_session *s, const char *unit);
+/* The closing summary lines on stderr; one and many name what BPF counted
+ * (one "sample", many "samples"). */
+void session_print_summary(struct tool_session *s, const char *one, const char *many);
 
 /*
  * -v: the kernel's own accounting of a program's run time (needs sysctl

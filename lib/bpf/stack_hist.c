@@ -8,6 +8,7 @@
 #include "report/log2_hist.h"
 #include "abi/py_abi.h"
 #include "sys/text_escape.h"
+#include "sys/plural.h"
 
 struct hist_entry {
 	uint32_t pid;
@@ -139,9 +140,9 @@ int stack_hist_print(struct stack_collector *col, struct py_registry *reg,
 		    stack_collector_python_label(col, reg, maps->pystacks_fd, e->pystack, 8, "\n    ",
 					      label, sizeof(label)) < 0)
 			snprintf(label, sizeof(label), "[no Python frames]");
-		fprintf(out, "%s%s (%u): %llu %s in %llu waits, at\n    %s\n\n", printed ? "\n" : "",
+		fprintf(out, "%s%s (%u): %llu %s in %llu %s, at\n    %s\n\n", printed ? "\n" : "",
 			TEXT_ESC(e->comm), e->pid, (unsigned long long)e->total, unit,
-			(unsigned long long)events, label);
+			(unsigned long long)events, plural(events, "wait", "waits"), label);
 		/* bcc names the microsecond column "usecs" */
 		log2_hist_print(&e->h, strcmp(unit, "us") == 0 ? "usecs" : unit, out);
 		printed++;

@@ -10,6 +10,7 @@
 
 #include "cpython/str_object.h"
 #include "sys/remote_mem.h"
+#include "sys/plural.h"
 
 #define REPR_ITEMS 5           /* items shown of a container */
 #define REPR_DEPTH 2           /* containers inside containers, then [...] */
@@ -280,7 +281,8 @@ static int repr_sequence(const struct py_objects *o, uint64_t addr, struct out *
 		return -1;
 	puts_(w, open);
 	if (depth >= REPR_DEPTH && n) {
-		putf(w, "...%lld items%s", (long long)n, close);
+		putf(w, "...%lld %s%s", (long long)n, plural((unsigned long long)n, "item", "items"),
+		     close);
 		return 0;
 	}
 	for (int i = 0; i < shown; i++) {
@@ -289,7 +291,7 @@ static int repr_sequence(const struct py_objects *o, uint64_t addr, struct out *
 		repr_item(o, item[i], w, depth + 1);
 	}
 	if (n > shown)
-		putf(w, ", ...%lld items", (long long)n);
+		putf(w, ", ...%lld %s", (long long)n, plural((unsigned long long)n, "item", "items"));
 	else if (n == 1 && open[0] == '(')
 		puts_(w, ",");
 	puts_(w, close);
@@ -342,7 +344,7 @@ static int repr_items(const struct py_objects *o, uint64_t addr, struct out *w, 
 	}
 	puts_(w, open);
 	if (depth >= REPR_DEPTH) {
-		putf(w, "...%ld items%s", n, close);
+		putf(w, "...%ld %s%s", n, plural((unsigned long long)n, "item", "items"), close);
 		return 0;
 	}
 	if ((dict ? py_dict_each(o, addr, REPR_ITEMS, dict_item_repr, &r)
@@ -352,7 +354,7 @@ static int repr_items(const struct py_objects *o, uint64_t addr, struct out *w, 
 		return -1;
 	}
 	if ((size_t)n > r.n)
-		putf(w, ", ...%ld items", n);
+		putf(w, ", ...%ld %s", n, plural((unsigned long long)n, "item", "items"));
 	puts_(w, close);
 	return 0;
 }

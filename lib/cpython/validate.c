@@ -20,6 +20,7 @@
 #include "cpython/process.h"
 #include "cpython/threads.h"
 #include "sys/remote_mem.h"
+#include "sys/plural.h"
 
 #define CHECK_THREADS 64
 #define CHECK_FRAMES 32
@@ -126,14 +127,16 @@ int py_process_validate(struct py_process *p)
 		return py_process_fail(p, PY_FAIL_VALIDATION,
 				       "no thread state's thread id matches a thread of the process");
 	/* Frames of running threads move under us; demand a clear majority. */
+	if (fc.bad > fc.good && fc.bad_instr * 2 > fc.bad)
+		return py_process_fail(p, PY_FAIL_VALIDATION,
+				       "the instruction offsets of %d %s outside their code objects",
+				       fc.bad_instr,
+				       plural((unsigned)fc.bad_instr, "frame lies", "frames lie"));
 	if (fc.bad > fc.good)
 		return py_process_fail(p, PY_FAIL_VALIDATION,
-				       fc.bad_instr * 2 > fc.bad
-					       ? "the instruction offsets of %d frames lie outside "
-						 "their code objects"
-					       : "frames do not lead to code objects with names and "
-						 "line tables (%d bad)",
-				       fc.bad_instr * 2 > fc.bad ? fc.bad_instr : fc.bad);
+				       "frames do not lead to code objects with names and line tables "
+				       "(%d bad)",
+				       fc.bad);
 	if (!fc.good)
 		return py_process_fail(p, PY_FAIL_NO_FRAMES,
 				       "no thread is running Python code, so its offsets cannot be "

@@ -128,7 +128,7 @@ def values(a, b=2, *rest, key=None, **extra):
             "tup": ["local", repr(tup)], "single": ["local", repr(single)],
             "empty": ["local", repr(empty)],
             "lst": ["local", repr(lst)], "long_list": ["local", "[0, 1, 2, 3, 4, ...10 items]"],
-            "nested": ["local", "[[[...1 items]]]"],
+            "nested": ["local", "[[[...1 item]]]"],
             "dct": ["local", repr(dct)], "st": ["local", repr(st)],
             "empty_set": ["local", "set()"], "fs": ["local", repr(fs)],
             "obj": ["cell", "<Payload at 0x%x>" % id(obj)],
