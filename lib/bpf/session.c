@@ -804,12 +804,12 @@ static void print_unprofiled(struct tool_session *s)
 			"could not be checked; not profiled%s\n",
 			s->tool, waiting, plural(waiting, "process", "processes"),
 			plural(waiting, "its offsets", "their offsets"),
-			s->verbose ? "" : " (-v names them)");
+			s->verbose ? "" : plural(waiting, " (-v names it)", " (-v names them)"));
 	if (s->reg.ended_early)
 		fprintf(stderr, "%s: %zu Python %s ended before %s could be profiled%s\n",
 			s->tool, s->reg.ended_early, plural(s->reg.ended_early, "process", "processes"),
 			plural(s->reg.ended_early, "it", "they"),
-			s->verbose ? "" : " (-v names them)");
+			s->verbose ? "" : plural(s->reg.ended_early, " (-v names it)", " (-v names them)"));
 }
 
 /* -p of a server whose workers do the work: say how to see them. */
