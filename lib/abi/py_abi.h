@@ -160,6 +160,7 @@ enum pyb_count_kind {
 	PYB_KIND_RUNNABLE = 2, /* pyoffcpu: off CPU while runnable (waiting for a CPU) */
 	PYB_KIND_GIL_WAIT = 3, /* pygil: time waited for the GIL, by the waiter's stack */
 	PYB_KIND_GIL_HOLD = 4, /* pygil: time others waited, by the holder's stack */
+	PYB_KIND_RESIDENT = 5, /* pymem: bytes made resident by the thread's page faults */
 };
 
 /* Set by user space only, at the end of a run (BPF writes 0). */

@@ -113,6 +113,13 @@ void tool_on_tick(struct tool_session *s, void (*fn)(struct tool_session *, void
 	s->wake_on_stdin = wake_on_stdin;
 }
 
+void tool_on_active(struct tool_session *s, void (*fn)(void *ctx, struct py_target *t),
+		    void *ctx)
+{
+	s->on_active = fn;
+	s->on_active_ctx = ctx;
+}
+
 void tool_on_interval(struct tool_session *s, void (*fn)(struct tool_session *, void *),
 		      void *ctx, uint64_t interval_ns)
 {

@@ -80,6 +80,11 @@ void tool_set_tasks(struct tool_session *s, struct async_tasks *tasks);
 void tool_on_tick(struct tool_session *s, void (*fn)(struct tool_session *, void *), void *ctx,
 		  int tick_ms, bool wake_on_stdin);
 
+/* fn(ctx, t) as each Python process is registered with BPF, before BPF
+ * sees it (again after an exec). */
+void tool_on_active(struct tool_session *s, void (*fn)(void *ctx, struct py_target *t),
+		    void *ctx);
+
 /* fn(s, ctx) every interval_ns of the run (periodic output). */
 void tool_on_interval(struct tool_session *s, void (*fn)(struct tool_session *, void *),
 		      void *ctx, uint64_t interval_ns);

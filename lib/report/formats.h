@@ -17,7 +17,7 @@ enum report_format {
 
 int report_format_parse(const char *name, enum report_format *fmt);
 
-/* unit: "samples" or "us"; tool: used in titles. Returns 0 or -1. */
+/* unit: "samples", "us" or "bytes"; tool: used in titles. Returns 0 or -1. */
 int report_write(const struct report *rep, enum report_format fmt, FILE *out,
 		 const char *unit, const char *tool);
 

@@ -250,7 +250,10 @@ static void set_label(struct pprof_build *b, Label *l, const char *key, const ch
 	l->str = str_index(b, value);
 }
 
-static int add_samples(struct pprof_build *b, const struct report *rep, bool cpu)
+/* cpu: samples and CPU time; else one value, r->value * scale (us to ns,
+ * or bytes as they are) */
+static int add_samples(struct pprof_build *b, const struct report *rep, bool cpu,
+		       int64_t scale)
 {
 	size_t nloc = 0, at = 0;
 
@@ -288,7 +291,7 @@ static int add_samples(struct pprof_build *b, const struct report *rep, bool cpu
 			b->values[2 * i + 1] = (int64_t)(r->value * rep->period_ns);
 			s->n_value = 2;
 		} else {
-			b->values[2 * i] = (int64_t)(r->value * 1000); /* us -> ns */
+			b->values[2 * i] = (int64_t)r->value * scale;
 			s->n_value = 1;
 		}
 		snprintf(num, sizeof(num), "%d", (int)r->pid);
@@ -315,7 +318,7 @@ static int add_samples(struct pprof_build *b, const struct report *rep, bool cpu
 	return 0;
 }
 
-static void set_types(struct pprof_build *b, bool cpu, uint64_t period_ns)
+static void set_types(struct pprof_build *b, bool cpu, bool bytes, uint64_t period_ns)
 {
 	Profile *p = &b->profile;
 
@@ -332,6 +335,13 @@ static void set_types(struct pprof_build *b, bool cpu, uint64_t period_ns)
 		b->period_type = b->types[1];
 		p->period = (int64_t)period_ns;
 		p->n_sample_type = 2;
+	} else if (bytes) {
+		/* pymem: bytes made resident (pprof's heap profiles say "space") */
+		b->types[0].type = str_index(b, "resident_space");
+		b->types[0].unit = str_index(b, "bytes");
+		b->period_type = b->types[0];
+		p->period = 1;
+		p->n_sample_type = 1;
 	} else {
 		b->types[0].type = str_index(b, "off_cpu");
 		b->types[0].unit = str_index(b, "nanoseconds");
@@ -395,7 +405,7 @@ static void build_free(struct pprof_build *b)
 int report_write_pprof(const struct report *rep, FILE *out, const char *unit)
 {
 	struct pprof_build *b = calloc(1, sizeof(*b));
-	bool cpu = strcmp(unit, "samples") == 0;
+	bool cpu = strcmp(unit, "samples") == 0, bytes = strcmp(unit, "bytes") == 0;
 	uint8_t *data = NULL;
 	int64_t comment;
 	size_t len;
@@ -405,8 +415,8 @@ int report_write_pprof(const struct report *rep, FILE *out, const char *unit)
 		return -1;
 	perftools__profiles__profile__init(&b->profile);
 	str_index(b, ""); /* string 0 must be empty */
-	set_types(b, cpu, rep->period_ns);
-	if (add_locations(b, rep) < 0 || add_samples(b, rep, cpu) < 0)
+	set_types(b, cpu, bytes, rep->period_ns);
+	if (add_locations(b, rep) < 0 || add_samples(b, rep, cpu, bytes ? 1 : 1000) < 0)
 		goto out;
 	b->profile.time_nanos = (int64_t)rep->start_realtime_ns;
 	b->profile.duration_nanos = (int64_t)rep->duration_ns;

@@ -5,7 +5,7 @@
  * are its shared frames, each process is one "sampled" profile whose
  * samples list frame indices root first, weighted in time: nanoseconds
  * (samples x the sampling period) for CPU profiles, microseconds for the
- * off-CPU ones.
+ * off-CPU ones; in bytes for pymem's.
  */
 #include "report/speedscope.h"
 
@@ -61,7 +61,7 @@ static void write_frame(FILE *out, const struct report_frame *f)
 int report_write_speedscope(const struct report *rep, FILE *out, const char *unit,
 			    const char *tool)
 {
-	bool cpu = strcmp(unit, "us") != 0;
+	bool bytes = strcmp(unit, "bytes") == 0, cpu = strcmp(unit, "us") != 0 && !bytes;
 	/* CPU: each sample stands for one period (1 ns if not known) */
 	uint64_t scale = cpu ? (rep->period_ns ? rep->period_ns : 1) : 1;
 
@@ -100,7 +100,7 @@ int report_write_speedscope(const struct report *rep, FILE *out, const char *uni
 		}
 		json_write_string(out, pname);
 		fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\"samples\":[",
-			cpu ? "nanoseconds" : "microseconds", (unsigned long long)total);
+			cpu ? "nanoseconds" : bytes ? "bytes" : "microseconds", (unsigned long long)total);
 		for (size_t k = i; k < j; k++) {
 			const struct report_row *r = &rep->rows[k];
 

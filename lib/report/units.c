@@ -18,3 +18,17 @@ void report_format_us(uint64_t us, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%llu h %02llu min", s / 3600, s / 60 % 60);
 }
+
+void report_format_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	double v = (double)bytes;
+
+	if (bytes < 1024)
+		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+	else if (bytes < (1ull << 20))
+		snprintf(buf, len, "%.1f KiB", v / 1024);
+	else if (bytes < (1ull << 30))
+		snprintf(buf, len, "%.1f MiB", v / (1 << 20));
+	else
+		snprintf(buf, len, "%.2f GiB", v / (1ull << 30));
+}

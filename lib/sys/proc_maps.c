@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -428,4 +429,69 @@ int proc_thread_sched(pid_t pid, pid_t tid, struct proc_sched *out)
 	}
 	read_switches(pid, tid, &out->switches);
 	return 0;
+}
+
+/* "VmRSS:\t  123 kB" after its name: bytes. */
+static bool parse_kb(const char *s, uint64_t *out)
+{
+	uint64_t kb;
+
+	if (!parse_u64(s, &kb) || kb > UINT64_MAX / 1024)
+		return false;
+	*out = kb * 1024;
+	return true;
+}
+
+int proc_memory_read(pid_t pid, struct proc_memory *out)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} fields[] = {
+		{ "VmRSS:", offsetof(struct proc_memory, rss) },
+		{ "RssAnon:", offsetof(struct proc_memory, anon) },
+		{ "RssFile:", offsetof(struct proc_memory, file) },
+		{ "RssShmem:", offsetof(struct proc_memory, shmem) },
+	};
+	char path[64], line[256];
+	unsigned found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno_for_proc();
+	memset(out, 0, sizeof(*out));
+	/* the kernel's lines; a bounded file (the name on its first line is
+	 * escaped by the kernel, and fgets splits a long one harmlessly) */
+	for (int n = 0; n < 200 && fgets(line, sizeof(line), f); n++) {
+		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+			size_t len = strlen(fields[i].name);
+
+			if (strncmp(line, fields[i].name, len) == 0 &&
+			    parse_kb(line + len, (uint64_t *)((char *)out + fields[i].off)))
+				found |= 1u << i;
+		}
+	}
+	fclose(f);
+	return found & 1 ? 0 : -ENOENT;
+}
+
+uint64_t proc_heap_end(pid_t pid)
+{
+	struct proc_maps maps = { 0 };
+	uint64_t end = 0;
+
+	if (proc_maps_read(pid, &maps) < 0)
+		return 0;
+	for (size_t i = 0; i < maps.n; i++) {
+		/* only the kernel names a mapping so: a file's path starts
+		 * with '/', a named anonymous one is "[anon:...]" */
+		if (strcmp(maps.v[i].path, "[heap]") == 0) {
+			end = maps.v[i].end;
+			break;
+		}
+	}
+	proc_maps_free(&maps);
+	return end;
 }

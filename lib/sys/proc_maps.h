@@ -84,6 +84,20 @@ struct proc_sched {
 /* Returns 0 or a negative errno (-ESRCH: gone; -EINVAL: unreadable stat). */
 int proc_thread_sched(pid_t pid, pid_t tid, struct proc_sched *out);
 
+/* A process's resident memory as /proc/PID/status says it, in bytes
+ * (VmRSS and its parts RssAnon, RssFile, RssShmem). */
+struct proc_memory {
+	uint64_t rss, anon, file, shmem;
+};
+
+/* Returns 0, or a negative errno (-ESRCH: gone; -ENOENT: no such line,
+ * a kernel thread or a zombie). */
+int proc_memory_read(pid_t pid, struct proc_memory *out);
+
+/* The end of the process's [heap] mapping (its program break, rounded up
+ * to a page), or 0 if it has none or cannot be read. */
+uint64_t proc_heap_end(pid_t pid);
+
 /* comm of a process (tid == 0) or of one of its threads. */
 int proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 
