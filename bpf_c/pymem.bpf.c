@@ -5,7 +5,8 @@
  *
  * Resident memory: exceptions:page_fault_user, and page_fault_kernel on a
  * user address (a system call writing into a buffer never touched yet),
- * run in the faulting thread's context, as pyoffcpu's sched_switch does:
+ * run in the faulting thread's context, as pyoffcpu's sched_switch does
+ * (the kernel stack only for the latter, the system call's):
  * a fault on a page that is not present (error code bit 0 clear) makes a
  * page resident and is charged PAGE_BYTES to the thread's stacks
  * (PYB_KIND_RESIDENT); a fault on a present page (write-protect, copy on
@@ -102,7 +103,12 @@ static __always_inline void on_fault(void *ctx, u64 error_code, bool in_kernel)
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
 	key.pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
 	key.user_stack = -1;
-	key.kernel_stack = KERNEL_STACKS ? stack_traces.get_stackid(ctx, 0) : -1;
+	/* a fault taken in user mode has only the fault handler's entry for a
+	 * kernel stack: kept only for one taken inside a system call; -EFAULT
+	 * (14) says "user mode, no kernel stack", as for a sample */
+	key.kernel_stack = !in_kernel	 ? -14
+			   : KERNEL_STACKS ? stack_traces.get_stackid(ctx, 0)
+					   : -1;
 	if (USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS)) {
 		struct pyb_native_scratch *ns = pyb_native_begin_task(pid);
 

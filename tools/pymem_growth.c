@@ -331,8 +331,9 @@ static void print_header(const struct pymem_options *o, const struct tool_sessio
 
 	snprintf(after, sizeof(after), " by Python + native + kernel stack%s",
 		 o->interval ? ", a report per interval" : "");
-	cli_print_header(stdout, &o->cli, s, "Tracing memory made resident (bytes) by page faults of ",
-			 after);
+	/* folded stacks on stdout: the header on stderr, out of their way */
+	cli_print_header(o->cli.format == REPORT_TEXT || o->cli.output ? stdout : stderr, &o->cli,
+			 s, "Tracing memory made resident (bytes) by page faults of ", after);
 }
 
 static int run(struct growth *g, struct tool_session *s)
@@ -395,8 +396,7 @@ int pymem_growth(struct pymem_options *o, struct tool_session *s)
 			tool_on_interval(s, on_interval, &g, (uint64_t)o->interval * 1000000000ull);
 		}
 		tool_start_now(s);
-		if (o->cli.format == REPORT_TEXT || o->cli.output)
-			print_header(o, s);
+		print_header(o, s);
 		rc = run(&g, s);
 	}
 	if (cli_close_output(&o->cli) < 0)
