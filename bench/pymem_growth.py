@@ -7,8 +7,8 @@ bytearray, drops them, and again, ROUNDS times per run: every round gets
 its memory from the kernel again (page faults), the worst case for pymem,
 which works only when a page is made resident. Three modes, interleaved
 over rounds: alone; under pymem -p (default: Python + native + kernel
-stacks); with tracemalloc started in the workload (python -X tracemalloc),
-the in-process alternative. Prints the workload's time per mode, the
+stacks); under pymem --no-native -p; with tracemalloc started in the
+workload (python -X tracemalloc), the in-process alternative. Prints the workload's time per mode, the
 slowdown against alone, the page faults pymem counted, its cost per fault
 (the difference in time over the faults), and pymem's own peak RSS.
 
@@ -51,8 +51,10 @@ def run(mode, iters):
                          universal_newlines=True)
     w.stdout.readline()
     tool = None
-    if mode == "pymem":
-        tool = subprocess.Popen(["/usr/bin/time", "-f", "maxrss %M", TOOL, "-p", str(w.pid)],
+    if mode.startswith("pymem"):
+        flags = ["--no-native"] if mode == "pymem-no-native" else []
+        tool = subprocess.Popen(["/usr/bin/time", "-f", "maxrss %M", TOOL] + flags +
+                                ["-p", str(w.pid)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 universal_newlines=True)
         for line in iter(tool.stdout.readline, ""):
@@ -79,29 +81,30 @@ def main():
     args = smoke.apply(ap.parse_args(), rounds=1, iters=1)
     if os.geteuid() != 0:
         sys.exit("needs root (pymem loads BPF programs)")
-    times = {"alone": [], "pymem": [], "tracemalloc": []}
-    faults, rss = [], []
+    times = {"alone": [], "pymem": [], "pymem-no-native": [], "tracemalloc": []}
+    faults, rss = {}, []
     for _ in range(args.rounds):
         for mode in times:
             took, err, peak = run(mode, args.iters)
             times[mode].append(took)
             m = re.search(r"pymem: (\d+) page faults made pages resident", err)
             if m:
-                faults.append(int(m.group(1)))
+                faults.setdefault(mode, []).append(int(m.group(1)))
                 rss.append(peak)
     alone = statistics.median(times["alone"])
     print("workload: %d x (200,000 strings of 100 characters + 8 MiB bytearray), "
           "%d rounds, %s" % (args.iters, args.rounds, time.strftime("%Y-%m-%d")))
     for mode, t in times.items():
         med = statistics.median(t)
-        print("%-12s %.3f s (median; %s)  slowdown %.2fx" % (
+        print("%-16s %.3f s (median; %s)  slowdown %.2fx" % (
             mode, med, ", ".join("%.3f" % x for x in t), med / alone))
-    if faults:
-        f = statistics.median(faults)
-        extra = statistics.median(times["pymem"]) - alone
-        print("pymem: %d page faults counted per run (median); %.2f us per fault "
-              "(the slowdown over the faults); peak RSS %d KiB" % (
-                  f, 1e6 * extra / f if f else 0, max(rss)))
+    for mode, counted in faults.items():
+        f = statistics.median(counted)
+        extra = statistics.median(times[mode]) - alone
+        print("%s: %d page faults counted per run (median); %.2f us per fault "
+              "(the slowdown over the faults)" % (mode, f, 1e6 * extra / f if f else 0))
+    if rss:
+        print("pymem's peak RSS: %d KiB" % max(rss))
 
 
 if __name__ == "__main__":

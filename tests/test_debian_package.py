@@ -33,7 +33,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = "pybpf-tools"
-TOOLS = ("pyprofile", "pyoffcpu", "pygil", "pydump")
+TOOLS = ("pyprofile", "pyoffcpu", "pygil", "pymem", "pydump")
 DOCDIR = "usr/share/doc/" + PACKAGE
 EXAMPLEDIR = DOCDIR + "/examples"
 

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import tool_path
 
-BPF_TOOLS = ("pyprofile", "pyoffcpu", "pygil")
+BPF_TOOLS = ("pyprofile", "pyoffcpu", "pygil", "pymem")
 
 
 @pytest.mark.parametrize("tool", BPF_TOOLS)

@@ -222,7 +222,7 @@ def kernel_thread_pid():
     return None
 
 
-@pytest.mark.parametrize("tool", ["pyprofile", "pyoffcpu", "pygil", "pydump"])
+@pytest.mark.parametrize("tool", ["pyprofile", "pyoffcpu", "pygil", "pymem", "pydump"])
 def test_kernel_thread_is_refused_at_once(tool):
     """A kernel thread has no memory map, which otherwise means a process
     in exit: named as what it is, refused, and the tool ends (it waited
