@@ -348,6 +348,11 @@ static int run(struct growth *g, struct tool_session *s)
 	look(g);
 	if (o->interval) {
 		on_interval(s, g); /* the last, partial interval */
+		if (o->cli.output)
+			fprintf(stderr, "pymem: %u report%s written (%s)%s\n", g->periodic.written,
+				g->periodic.written == 1 ? "" : "s", o->cli.output,
+				g->periodic.failed ? ", some failed" : "");
+		rc = g->periodic.failed ? 1 : 0;
 	} else {
 		if (o->cli.format == REPORT_TEXT && !o->cli.output)
 			printf("\n");
@@ -384,7 +389,9 @@ int pymem_growth(struct pymem_options *o, struct tool_session *s)
 	g.totals_fd = tool_table(s, "mem_totals");
 	tool_on_active(s, on_active, &g);
 	tool_on_tick(s, on_tick, &g, 0, false);
-	if (start(o, s, fds) == 0 && cli_open_output(&o->cli) == 0) {
+	/* -i with -o: -o names the files of the intervals, not one file */
+	if (start(o, s, fds) == 0 &&
+	    ((o->interval && o->cli.output) || cli_open_output(&o->cli) == 0)) {
 		struct stack_filter f = cli_stack_filter(&o->cli, true, true, NULL);
 
 		tool_set_filter(s, &f);

@@ -12,6 +12,7 @@
 #include "unit_check.h"
 
 #include "report/rows.h"
+#include "report/units.h"
 
 static uint32_t py(struct report *rep, const char *name, const char *file, int line)
 {
@@ -149,8 +150,28 @@ static void test_procs(void)
 	report_free(&rep);
 }
 
+/* pymem's sizes: powers of 1024, one decimal below GiB */
+static void test_format_bytes(void)
+{
+	char b[32];
+
+	report_format_bytes(0, b, sizeof(b));
+	CHECK(strcmp(b, "0 B") == 0);
+	report_format_bytes(1023, b, sizeof(b));
+	CHECK(strcmp(b, "1023 B") == 0);
+	report_format_bytes(4096, b, sizeof(b));
+	CHECK(strcmp(b, "4.0 KiB") == 0);
+	report_format_bytes(210u << 20, b, sizeof(b));
+	CHECK(strcmp(b, "210.0 MiB") == 0);
+	report_format_bytes(3ull << 29, b, sizeof(b));
+	CHECK(strcmp(b, "1.50 GiB") == 0);
+	report_format_bytes(UINT64_MAX, b, sizeof(b));
+	CHECK(strstr(b, "GiB") != NULL);
+}
+
 int main(void)
 {
+	test_format_bytes();
 	test_labels();
 	test_text_and_folded();
 	test_procs();
