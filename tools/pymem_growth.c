@@ -66,6 +66,23 @@ static struct growth_proc *find_proc(struct growth *g, pid_t pid)
 	return NULL;
 }
 
+/* A new entry at the end of g->v, or NULL (counted) when full. */
+static struct growth_proc *new_proc(struct growth *g)
+{
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 16;
+		struct growth_proc *v = cap <= GROWTH_MAX_PROCS ? realloc(g->v, cap * sizeof(*v)) : NULL;
+
+		if (!v) {
+			g->dropped++;
+			return NULL;
+		}
+		g->v = v;
+		g->cap = cap;
+	}
+	return &g->v[g->n++];
+}
+
 /* A process registered with BPF: its memory now, its break for BPF. */
 static void on_active(void *ctx, struct py_target *t)
 {
@@ -73,22 +90,14 @@ static void on_active(void *ctx, struct py_target *t)
 	struct growth_proc *p = find_proc(g, t->pid);
 
 	mem_totals_seed_brk(g->totals_fd, t->pid, proc_heap_end(t->pid));
-	if (p)
+	if (p && !p->ended)
 		return; /* an exec: the process goes on */
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? 2 * g->cap : 16;
-		struct growth_proc *v = cap <= GROWTH_MAX_PROCS ? realloc(g->v, cap * sizeof(*v)) : NULL;
-
-		if (!v) {
-			g->dropped++;
-			return;
-		}
-		g->v = v;
-		g->cap = cap;
-	}
-	p = &g->v[g->n++];
+	/* else a new process, or one with the PID of one that ended: from here */
+	if (!p && !(p = new_proc(g)))
+		return;
 	memset(p, 0, sizeof(*p));
 	p->pid = t->pid;
+	mem_totals_read(g->totals_fd, t->pid, &p->mark_totals);
 	if (proc_comm(t->pid, 0, p->comm, sizeof(p->comm)) < 0)
 		p->comm[0] = '\0';
 	p->have_first = proc_memory_read(t->pid, &p->first) == 0;
