@@ -188,24 +188,11 @@ static void mark(struct growth *g)
 static void write_stacks(const struct growth *g, const struct report *rep, FILE *out)
 {
 	int top = g->o->top < 0 ? 20 : g->o->top;
-	struct report_top t;
-	char v[32];
 
-	if (g->o->cli.format != REPORT_TEXT) {
+	if (g->o->cli.format != REPORT_TEXT)
 		report_write(rep, g->o->cli.format, out, "bytes", "pymem");
-		return;
-	}
-	report_top_rows(rep, (size_t)top, &t);
-	if (t.omitted) {
-		report_format_bytes(t.omitted_value, v, sizeof(v));
-		fprintf(out,
-			"(%zu more stack%s with fewer bytes, %s in all (%.1f%%), not shown: --all "
-			"shows every stack; -f and the other formats have them all)\n\n",
-			t.omitted, t.omitted == 1 ? "" : "s", v,
-			rep->total ? 100.0 * (double)t.omitted_value / (double)rep->total : 0.0);
-	}
-	report_print_text(&t.view, out);
-	report_top_free(&t);
+	else
+		report_print_top(rep, (size_t)top, "fewer bytes", report_format_bytes, out);
 }
 
 /* -i without -o: a report on stdout every interval. */

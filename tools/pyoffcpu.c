@@ -270,26 +270,6 @@ static void print_time_summary(const struct options *o, const struct report *rep
 			oi->counts_lost, plural(oi->counts_lost, "interval", "intervals"));
 }
 
-/* Text for people: the stacks with the most time, and a line on the rest. */
-static int write_text(const struct report *rep, int top, FILE *out)
-{
-	struct report_top t;
-	char v[48];
-
-	report_top_rows(rep, (size_t)top, &t);
-	if (t.omitted) {
-		report_format_us(t.omitted_value, v, sizeof(v));
-		fprintf(out,
-			"(%zu more %s with less time, %s in all (%.1f%%), not shown: --all "
-			"shows every stack; -f and the other formats have them all)\n\n",
-			t.omitted, plural(t.omitted, "stack", "stacks"), v,
-			rep->total ? 100.0 * (double)t.omitted_value / (double)rep->total : 0.0);
-	}
-	report_print_text(&t.view, out);
-	report_top_free(&t);
-	return 0;
-}
-
 /* Threads already blocked: BPF will see no switch out of them. The run
  * starts as they are read. */
 static void seed_open_intervals(struct tool_session *s, const struct options *o,
@@ -360,12 +340,12 @@ static int write_report(const struct options *o, struct tool_session *s,
 					o->cli.out) < 0;
 	}
 	if (o->cli.format == REPORT_TEXT) {
-		int rc = write_text(rep, o->top < 0 ? 20 : o->top, o->cli.out);
-
+		report_print_top(rep, (size_t)(o->top < 0 ? 20 : o->top), "less time",
+				 report_format_us, o->cli.out);
 		if (!o->no_reasons)
 			wait_reasons_print_threads(why, tool_table(s, "counts"), o->cli.tid, "us",
 						   o->cli.out);
-		return rc;
+		return 0;
 	}
 	return report_write(rep, o->cli.format, o->cli.out, "us", "pyoffcpu") < 0;
 }

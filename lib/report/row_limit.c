@@ -46,3 +46,22 @@ void report_top_free(struct report_top *t)
 		free(t->view.rows);
 	memset(t, 0, sizeof(*t));
 }
+
+void report_print_top(const struct report *rep, size_t top, const char *less,
+		      void (*format)(uint64_t v, char *buf, size_t len), FILE *out)
+{
+	struct report_top t;
+	char v[48];
+
+	report_top_rows(rep, top, &t);
+	if (t.omitted) {
+		format(t.omitted_value, v, sizeof(v));
+		fprintf(out,
+			"(%zu more stack%s with %s, %s in all (%.1f%%), not shown: --all "
+			"shows every stack; -f and the other formats have them all)\n\n",
+			t.omitted, t.omitted == 1 ? "" : "s", less, v,
+			rep->total ? 100.0 * (double)t.omitted_value / (double)rep->total : 0.0);
+	}
+	report_print_text(&t.view, out);
+	report_top_free(&t);
+}

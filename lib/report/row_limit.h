@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "report/rows.h"
 
@@ -23,5 +24,14 @@ struct report_top {
  * memory: the view then holds every row). */
 int report_top_rows(const struct report *rep, size_t top, struct report_top *out);
 void report_top_free(struct report_top *t);
+
+/*
+ * The text report of the top rows (report_print_text), after a line on
+ * the rest when some are left out: "(N more stacks with LESS, VALUE in
+ * all (P%), not shown: ...)", VALUE written by format (report_format_us,
+ * report_format_bytes).
+ */
+void report_print_top(const struct report *rep, size_t top, const char *less,
+		      void (*format)(uint64_t v, char *buf, size_t len), FILE *out);
 
 #endif
