@@ -26,6 +26,7 @@
 #include "bpf/mem_totals.h"
 #include "bpf/tool.h"
 #include "sys/clock.h"
+#include "sys/plural.h"
 #include "sys/proc_maps.h"
 #include "sys/text_escape.h"
 
@@ -298,26 +299,27 @@ static void print_summary(struct growth *g, struct tool_session *s, const struct
 	report_format_bytes(sp->python, py, sizeof(py));
 	report_format_bytes(sp->other, other, sizeof(other));
 	fprintf(stderr,
-		"pymem: %llu page faults made pages resident (%s, %llu of them in the kernel on a "
-		"user buffer): %s with a Python stack, %s in threads without one\n",
-		(unsigned long long)faults, b, (unsigned long long)kfaults, py, other);
+		"pymem: %llu %s resident (%s, %llu of them in the kernel on a user buffer): %s "
+		"with a Python stack, %s in threads without one\n",
+		(unsigned long long)faults,
+		plural(faults, "page fault made a page", "page faults made pages"), b,
+		(unsigned long long)kfaults, py, other);
 	if (faults * g->page > counted) {
 		report_format_bytes(faults * g->page - counted, lost, sizeof(lost));
 		fprintf(stderr, "pymem: %s of them not attributed to any stack (maps full)\n",
 			lost);
 	}
 	fprintf(stderr,
-		"pymem: %llu faults on pages already present (copy on write, write-protect) not "
+		"pymem: %llu %s on pages already present (copy on write, write-protect) not "
 		"counted as growth",
-		(unsigned long long)prot);
+		(unsigned long long)prot, plural(prot, "fault", "faults"));
 	if (brk_unknown)
-		fprintf(stderr, "; %llu brk calls before the break was known (not counted as "
-				"mapped)",
-			(unsigned long long)brk_unknown);
+		fprintf(stderr, "; %llu brk %s before the break was known (not counted as mapped)",
+			(unsigned long long)brk_unknown, plural(brk_unknown, "call", "calls"));
 	fputc('\n', stderr);
 	if (g->dropped)
-		fprintf(stderr, "pymem: %zu processes beyond the first %d have no line of their own\n",
-			g->dropped, GROWTH_MAX_PROCS);
+		fprintf(stderr, "pymem: %zu more %s (beyond the first %d) left out of the table\n",
+			g->dropped, plural(g->dropped, "process", "processes"), GROWTH_MAX_PROCS);
 	(void)s;
 }
 
@@ -345,8 +347,8 @@ static int run(struct growth *g, struct tool_session *s)
 	if (o->interval) {
 		on_interval(s, g); /* the last, partial interval */
 		if (o->cli.output)
-			fprintf(stderr, "pymem: %u report%s written (%s)%s\n", g->periodic.written,
-				g->periodic.written == 1 ? "" : "s", o->cli.output,
+			fprintf(stderr, "pymem: %u %s written (%s)%s\n", g->periodic.written,
+				plural(g->periodic.written, "report", "reports"), o->cli.output,
 				g->periodic.failed ? ", some failed" : "");
 		rc = g->periodic.failed ? 1 : 0;
 	} else {
