@@ -9,10 +9,13 @@ grow_strings keeps STRINGS distinct strings of 100 characters in a list
 MiB (default 64), each writing every page it gets. Then state.json is
 rewritten with "done": true, the bytes each function holds as CPython's
 allocator sizes them ("strings_bytes": each string's size rounded up to
-the allocator's 16 bytes, and the list's; "buffer_bytes") and the
-process's own VmRSS before and after (its peak where /proc is not
-mounted) ("rss_before", "rss_after"), and,
-unless DIR/linger exists, it exits at once (os._exit: no teardown).
+the allocator's 16 bytes, and the list's, a lower bound: CPython may leave
+a string's block larger when it shrinks it; "buffer_bytes") and the
+process's own VmRSS before, between and after the two ("rss_before",
+"rss_mid", "rss_after"; its peak where /proc is not mounted: the same
+between and after, as the process only grows then, but not before, when
+its start-up peak may be above it), and, unless DIR/linger exists, it
+exits at once (os._exit: no teardown).
 Python 3.8+.
 """
 import json
@@ -37,8 +40,7 @@ def write_state(**extra):
 
 
 def rss():
-    """VmRSS; in a chroot without /proc, the peak resident size (the same
-    here: the process only grows)."""
+    """VmRSS; in a chroot without /proc, the peak resident size."""
     try:
         with open("/proc/self/status") as fp:
             for line in fp:
@@ -69,10 +71,11 @@ while not os.path.exists(os.path.join(DIR, "go")):
     time.sleep(0.01)
 before = rss()
 strings_bytes = grow_strings(STRINGS)
+mid = rss()
 buffer_bytes = grow_buffer(BUFFER)
 after = rss()
 write_state(done=True, strings_bytes=strings_bytes, buffer_bytes=buffer_bytes,
-            rss_before=before, rss_after=after)
+            rss_before=before, rss_mid=mid, rss_after=after)
 while os.path.exists(os.path.join(DIR, "linger")):
     time.sleep(0.05)
 os._exit(0)
