@@ -23,7 +23,8 @@
 	  .debug_offsets_since = dbg_since, .thread_id = tid,                                     \
 	  .generator_owner = (m) >= 11 ? V311_GEN_OWNER : -1,                                    \
 	  .firsttraceable_before_code = (m) >= 11 ? V311_TRACEABLE : 0,                          \
-	  .version_before_filename = (m) >= 12 ? V312_VERSION : 0, .async = ASYNC_##m }
+	  .version_before_filename = (m) >= 12 ? V312_VERSION : 0, .async = ASYNC_##m,       \
+	  .gc = GC_##m }
 
 /*
  * The first pre-release with the _Py_DebugOffsets layout of the final
@@ -78,6 +79,34 @@
 	  .gen_created = 0, .gen_suspended = 1, .gen_suspended_yf = 2,                         \
 	  .gen_suspended_yf_locked = 3, .gen_executing = 4, .gen_completed = NO_STATE,         \
 	  .gen_cleared = 5, .await_slot = -2 }
+
+/*
+ * The cyclic collector's state, per minor (Include/internal/pycore_gc.h,
+ * pycore_interp.h, pycore_runtime.h of each tag; checked by offsetof()
+ * against the headers and by walking the lists of the matrix's live
+ * interpreters, ../shared/reference/memory-and-gc.md 1b-1d). A GC state
+ * begins with trash_delete_later, enabled and debug (3.15: enabled,
+ * debug), then generations[3] of struct gc_generation {PyGC_Head head;
+ * int threshold, count;} (24 bytes), the permanent generation after them
+ * (after generation0, a pointer, through 3.13). 3.14.0-3.14.4 ran the
+ * incremental collector (young, old[0], old[1] where generations were,
+ * 240 bytes); 3.14.5 brought the generational one back (264 bytes, the
+ * same places). Debian's 3.13 aligns PyGC_Head to 4 (gchead-alignment.diff):
+ * its generations start at +20.
+ */
+#define GC_OLD(where, at) { .home = where, .state = at, .size = 240, .heads = 24,      \
+			    .permanent = 104, .collecting = 200 }
+#define GC_8 GC_OLD(PY_GC_IN_RUNTIME, 344)
+#define GC_9 GC_OLD(PY_GC_IN_INTERPRETER, 616)
+#define GC_10 GC_OLD(PY_GC_IN_INTERPRETER, 616)
+#define GC_11 GC_OLD(PY_GC_IN_INTERPRETER, 648)
+#define GC_12 GC_OLD(PY_GC_IN_INTERPRETER, 112)
+#define GC_13 { .home = PY_GC_IN_INTERPRETER, .state = 7400, .size = 240, .heads = 24,     \
+		.heads_alt = 20, .permanent = 104, .collecting = 200 }
+#define GC_14 { .home = PY_GC_IN_INTERPRETER, .state = 7408, .size = 264,                  \
+		.size_incremental = 240, .heads = 24, .permanent = 96, .collecting = 192 }
+#define GC_15 { .home = PY_GC_IN_INTERPRETER, .state = 7400, .size = 176, .heads = 8,      \
+		.permanent = 80, .collecting = 112 }
 
 static const struct py_rules rules[] = {
 	GIL_BUILD(8, PY_FRAMES_OBJECTS, PY_INSTR_LASTI_BYTES, 0, 0, PY_LINES_LNOTAB,

@@ -86,6 +86,30 @@ struct py_async_rules {
 	int8_t await_slot;
 };
 
+/* Where the cyclic collector keeps its state (struct _gc_runtime_state). */
+enum py_gc_home {
+	PY_GC_NONE = 0,        /* free-threaded: no lists to walk */
+	PY_GC_IN_RUNTIME,      /* 3.8: _PyRuntime.gc, one for every interpreter */
+	PY_GC_IN_INTERPRETER,  /* 3.9+: each interpreter's gc */
+};
+
+/*
+ * The collector's layout (lib/cpython/gc_layout.h reads it and checks it
+ * against the live process). Offsets into the GC state. 3.13+ take the
+ * state's offset, size and `collecting` from _Py_DebugOffsets; the
+ * values here are what those must say.
+ */
+struct py_gc_rules {
+	enum py_gc_home home;
+	int32_t state;      /* from _PyRuntime (3.8) or the interpreter state */
+	int32_t size;       /* sizeof the state (3.14: 240 incremental, 264 generational) */
+	int32_t size_incremental; /* 3.14.0-3.14.4's size with young/old[2] lists; 0: none */
+	int32_t heads;      /* the three list heads (struct gc_generation, 24 bytes apart) */
+	int32_t heads_alt;  /* another place a build may put them (Debian's 3.13: 20); 0: none */
+	int32_t permanent;  /* gc.freeze()'s permanent generation */
+	int32_t collecting; /* int, 1 while a collection runs */
+};
+
 struct py_rules {
 	int minor;
 	bool free_threaded;
@@ -121,6 +145,7 @@ struct py_rules {
 	uint32_t debug_offsets_since;
 	enum py_thread_id thread_id;
 	struct py_async_rules async;
+	struct py_gc_rules gc;
 };
 
 /* The row for 3.minor (free-threaded or not), or NULL if we have none. */
