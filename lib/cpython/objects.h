@@ -86,6 +86,31 @@ int py_type_qualname(const struct py_objects *o, uint64_t type, char *buf, size_
  * Not counting the GC header nor what it points to. Returns 0 or -1. */
 int py_obj_size(const struct py_objects *o, uint64_t addr, uint64_t *bytes);
 
+/* What sizing an object of a type needs, read once per type (the census
+ * reads millions of objects of a few thousand types). */
+struct py_type_info {
+	uint64_t type;
+	uint64_t basicsize, itemsize, flags;
+	uint64_t preheader; /* bytes before the object: GC header (if GC) and
+			       managed dict/weakref pointers (3.11+) */
+	bool is_type;       /* its own type is type or a subclass: a real type */
+	bool int_like;      /* int or a subclass: items are digits, not ob_size */
+};
+
+/* Reads type's info. Returns 0, or -1 if it is not a readable type. */
+int py_type_info_read(const struct py_objects *o, uint64_t type, struct py_type_info *ti);
+
+/*
+ * The bytes an object of that type takes, its header and item count
+ * already read (ob_size: the word after the header, for variable-size
+ * types), as sys.getsizeof() counts its own struct: the struct rounded
+ * to 8, the GC header and pre-header. What it points to (a list's item
+ * array, a dict's table) is not counted. An int-like object is read
+ * again (addr) for its digits. Returns 0 or -1.
+ */
+int py_obj_size_known(const struct py_objects *o, const struct py_type_info *ti, uint64_t addr,
+		      int64_t ob_size, uint64_t *bytes);
+
 /* ---- values (objects_values.c) ------------------------------------------ */
 
 /* The value of an int (or int subclass) object that fits 64 bits: as

@@ -11,6 +11,8 @@
 #define MRO_MAX 64             /* classes of one MRO, or bases followed */
 #define TPFLAGS_HEAPTYPE (1UL << 9) /* the same bit in every version */
 #define SIZE_PLAUSIBLE (1LL << 40)
+#define TPFLAGS_HAVE_GC (1UL << 14) /* the same bit in every version */
+#define GC_HEAD 16                  /* PyGC_Head (GIL builds) */
 
 int py_obj_read_u64(const struct py_objects *o, uint64_t addr, uint64_t *v)
 {
@@ -184,5 +186,44 @@ int py_obj_size(const struct py_objects *o, uint64_t addr, uint64_t *bytes)
 		return -1;
 	}
 	*bytes = basic + item * (uint64_t)n;
+	return 0;
+}
+
+int py_type_info_read(const struct py_objects *o, uint64_t type, struct py_type_info *ti)
+{
+	uint64_t meta = py_obj_type(o, type);
+
+	memset(ti, 0, sizeof(*ti));
+	ti->type = type;
+	if (!meta || type_field(o, type, o->type_basicsize, &ti->basicsize) < 0 ||
+	    type_field(o, type, o->type_itemsize, &ti->itemsize) < 0 ||
+	    type_field(o, type, o->type_flags, &ti->flags) < 0 || ti->basicsize < 8 ||
+	    (int64_t)ti->basicsize > SIZE_PLAUSIBLE || ti->itemsize > 1 << 16)
+		return -1;
+	ti->is_type = py_type_is_sub(o, meta, o->t_type);
+	if (!ti->is_type)
+		return -1;
+	if (ti->flags & TPFLAGS_HAVE_GC)
+		ti->preheader = GC_HEAD + ((ti->flags & o->rules->tpflags_preheader) ? 16 : 0);
+	ti->int_like = o->t_int && py_type_is_sub(o, type, o->t_int);
+	return 0;
+}
+
+int py_obj_size_known(const struct py_objects *o, const struct py_type_info *ti, uint64_t addr,
+		      int64_t ob_size, uint64_t *bytes)
+{
+	uint64_t n = 0;
+
+	*bytes = 0;
+	if (ti->int_like || ti->type == o->t_str) {
+		if (py_obj_size(o, addr, &n) < 0)
+			return -1;
+	} else {
+		if (ti->itemsize && (ob_size < -SIZE_PLAUSIBLE || ob_size > SIZE_PLAUSIBLE))
+			return -1;
+		n = ti->basicsize +
+		    (ti->itemsize ? ti->itemsize * (uint64_t)(ob_size < 0 ? -ob_size : ob_size) : 0);
+	}
+	*bytes = ((n + 7) & ~7ULL) + ti->preheader;
 	return 0;
 }

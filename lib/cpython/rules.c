@@ -183,28 +183,36 @@ const char *py_rules_bpf_refusal(const struct py_rules *r)
  * internal/pycore_dict.h, internal/pycore_object.h, internal/pycore_code.h)
  * of each tag, Objects/dict-common.h for 3.8-3.10; ht_cached_keys for
  * 3.13 and 3.14 measured in Debian's and pyenv's builds (its distance from
- * tp_name: 856, as in 3.12; 3.15 publishes the offset itself). Locks
+ * tp_name: 856, as in 3.12; 3.15 publishes the offset itself); 3.8-3.10's
+ * from the headers (ht_qualname, just before it, at 864, 856 and 864 from
+ * the type: the census names classes by it). Locks
  * park on Python/parking_lot.c from 3.13 (struct wait_entry: park_arg,
  * addr, then the semaphore whose futex word the waiter sleeps on).
  * Py_TPFLAGS_MANAGED_DICT is bit 4 from 3.11 (object.h), and
- * Py_TPFLAGS_INLINE_VALUES bit 2 from 3.13.
+ * Py_TPFLAGS_INLINE_VALUES bit 2 from 3.13; Py_TPFLAGS_MANAGED_WEAKREF
+ * bit 3 from 3.12, when both make _PyType_PreHeaderSize 16 bytes (3.11:
+ * the managed dict alone, values and dict pointers).
  */
 #define TPFLAGS_MANAGED_DICT (1u << 4)
 #define TPFLAGS_INLINE_VALUES (1u << 2)
+#define TPFLAGS_MANAGED_WEAKREF (1u << 3) /* 3.12+ */
 #define OBJECTS(m, ft, lng, keys, values, inst, mdict, lplus, ck)                              \
 	{ .minor = m, .free_threaded = ft, .long_model = lng, .dict_keys = keys,                 \
 	  .dict_values = values, .instance_dict = inst, .managed_dict_offset = mdict,            \
 	  .tpflags_managed_dict = (m) >= 11 ? TPFLAGS_MANAGED_DICT : 0,                          \
 	  .tpflags_inline_values = (m) >= 13 ? TPFLAGS_INLINE_VALUES : 0,                        \
+	  .tpflags_preheader = (m) >= 12   ? TPFLAGS_MANAGED_DICT | TPFLAGS_MANAGED_WEAKREF      \
+			       : (m) == 11 ? TPFLAGS_MANAGED_DICT                                \
+					   : 0,                                                  \
 	  .has_localsplus = lplus, .cached_keys_from_tp_name = ck, .parking_lot = m >= 13 }
 
 static const struct py_object_rules object_rules[] = {
 	OBJECTS(8, false, PY_LONG_OB_SIZE, PY_DICT_KEYS_SIZE, PY_DICT_VALUES_ARRAY,
-		PY_INSTANCE_DICTOFFSET, 0, false, 0),
+		PY_INSTANCE_DICTOFFSET, 0, false, 848),
 	OBJECTS(9, false, PY_LONG_OB_SIZE, PY_DICT_KEYS_SIZE, PY_DICT_VALUES_ARRAY,
-		PY_INSTANCE_DICTOFFSET, 0, false, 0),
+		PY_INSTANCE_DICTOFFSET, 0, false, 840),
 	OBJECTS(10, false, PY_LONG_OB_SIZE, PY_DICT_KEYS_SIZE, PY_DICT_VALUES_ARRAY,
-		PY_INSTANCE_DICTOFFSET, 0, false, 0),
+		PY_INSTANCE_DICTOFFSET, 0, false, 848),
 	OBJECTS(11, false, PY_LONG_OB_SIZE, PY_DICT_KEYS_LOG2, PY_DICT_VALUES_ARRAY,
 		PY_INSTANCE_MANAGED_311, -24, true, 0),
 	OBJECTS(12, false, PY_LONG_LV_TAG, PY_DICT_KEYS_LOG2, PY_DICT_VALUES_ARRAY,

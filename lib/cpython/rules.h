@@ -216,6 +216,9 @@ struct py_object_rules {
 	/* tp_flags bits: Py_TPFLAGS_MANAGED_DICT (3.11+), Py_TPFLAGS_INLINE_VALUES
 	 * (3.13+); 0: the version has no such bit */
 	uint32_t tpflags_managed_dict, tpflags_inline_values;
+	/* tp_flags bits whose objects have pointers before the GC header
+	 * (_PyType_PreHeaderSize: MANAGED_DICT 3.11, | MANAGED_WEAKREF 3.12+) */
+	uint32_t tpflags_preheader;
 	/* co_localspluskinds bits (3.11+): 0x20 local, 0x40 cell, 0x80 free,
 	 * 0x10 hidden (3.12+: inlined comprehension variables) */
 	bool has_localsplus;
