@@ -61,7 +61,8 @@ static int shared_option(struct cli *c, struct tool_session *s, int opt, const c
 		c->output = arg;
 		return 0;
 	case OPT_FORMAT:
-		if (report_format_parse(arg, &c->format) < 0) {
+		c->json = c->allow_json && strcmp(arg, "json") == 0;
+		if (!c->json && report_format_parse(arg, &c->format) < 0) {
 			fprintf(stderr, "%s: unknown format: %s\n", c->tool, arg);
 			return -1;
 		}

@@ -33,6 +33,9 @@ struct cli {
 	int duration; /* seconds, 0: until Ctrl-C */
 	bool verbose, ebpf;
 	enum report_format format;
+	/* --format json: for tools whose report is rows (pymem), which set
+	 * allow_json; the stack formats above do not have it */
+	bool allow_json, json;
 	const char *output; /* -o FILE, or NULL for stdout */
 	FILE *out;	    /* after cli_open_output */
 	bool children;	    /* --children */

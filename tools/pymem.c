@@ -125,7 +125,8 @@ static int parse_args(int argc, char **argv, struct pymem_options *o, struct too
 int main(int argc, char **argv)
 {
 	struct pymem_options o = {
-		.cli = { .tool = "pymem", .usage = usage_text, .format = REPORT_TEXT },
+		.cli = { .tool = "pymem", .usage = usage_text, .format = REPORT_TEXT,
+			 .allow_json = true },
 		.top = -1,
 	};
 	struct tool_session s = { .tool = "pymem" };
