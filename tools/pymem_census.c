@@ -214,7 +214,8 @@ static int run(struct pymem_options *o, struct tool_session *s, struct census_ta
 	py_census_default_limits(&lim);
 	if (every)
 		snprintf(after, sizeof(after), ", what grew every %d s", every);
-	if (!o->cli.json && o->cli.format == REPORT_TEXT)
+	/* one census says what it is in its own title */
+	if (every && !o->cli.json && o->cli.format == REPORT_TEXT)
 		cli_print_header(o->cli.out, &o->cli, s, "Census of live objects of ", after);
 	while (alive && !session_stop) {
 		alive = false;
