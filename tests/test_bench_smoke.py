@@ -29,6 +29,7 @@ SCRIPTS = {
     "native_cost.py": [[]],
     "peer_austin.py": [["--rates", "99"]],
     "pydump_threads.py": [[]],
+    "pymem_census.py": [[]],
     "pymem_growth.py": [[]],
     "pyprofile_overhead.py": [[]],
     "report.py": [["-o", os.devnull]],
