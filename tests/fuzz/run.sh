@@ -68,7 +68,7 @@ PYENV_DIR=${PYENV_ROOT:-$HOME/.pyenv}
 CHROOTS=${PYBPF_CACHE:-/var/cache/pybpf-tools}/chroots
 
 TARGETS=(linetable py_version debug_offsets elf_image eh_frame dwarf_offsets proc_maps
-         core_file py_objects cfi_unwind proc_net
+         core_file py_objects census cfi_unwind proc_net
          py_code code_names py_frames py_threads asyncio report_folded report_svg
          report_speedscope report_pprof bpf_image unwind_table)
 # Runs of the fixed exploration: about 5-10 s per target on a 2-vCPU VM
@@ -79,7 +79,7 @@ declare -A RUNS=(
     [eh_frame]=3000 [dwarf_offsets]=2000 [proc_maps]=800 [py_code]=30000
     [code_names]=8000 [py_frames]=30000 [py_threads]=8000 [asyncio]=20000 [report_folded]=30000
     [report_svg]=15000 [report_speedscope]=30000 [report_pprof]=6000
-    [bpf_image]=20000 [core_file]=5000 [py_objects]=10000 [cfi_unwind]=5000
+    [bpf_image]=20000 [core_file]=5000 [py_objects]=10000 [census]=10000 [cfi_unwind]=5000
     [proc_net]=20000 [unwind_table]=8000
 )
 
