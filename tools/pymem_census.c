@@ -18,6 +18,7 @@
 #include "cpython/census.h"
 #include "cpython/open.h"
 #include "report/census.h"
+#include "sys/plural.h"
 #include "sys/proc_tree.h"
 #include "sys/text_escape.h"
 
@@ -160,10 +161,11 @@ static bool take(struct pymem_options *o, struct census_target *t,
 	}
 	if (o->cli.verbose)
 		fprintf(stderr,
-			"pymem: PID %d: %llu objects in %.3f s, %d walk(s), %llu skipped, "
-			"%llu resyncs\n",
-			(int)t->p.pid, (unsigned long long)c.objects, (double)c.walk_ns / 1e9, c.walks,
-			(unsigned long long)c.skipped, (unsigned long long)c.resyncs);
+			"pymem: PID %d: %llu %s in %.3f s, %d %s, %llu skipped, %llu %s\n",
+			(int)t->p.pid, (unsigned long long)c.objects,
+			plural(c.objects, "object", "objects"), (double)c.walk_ns / 1e9, c.walks,
+			plural((unsigned)c.walks, "walk", "walks"), (unsigned long long)c.skipped,
+			(unsigned long long)c.resyncs, plural(c.resyncs, "resync", "resyncs"));
 	write_census(o, t, &c);
 	if (t->have_prev)
 		py_census_free(&t->prev);

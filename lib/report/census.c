@@ -10,6 +10,12 @@
 
 #define NAME_MAX_ESC 512
 
+/* the form that goes with a count (report stands alone: sys/plural.h's rule) */
+static const char *forms(unsigned long long n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 const char census_left_out[] =
 	"Not counted: objects the collector does not track (str, bytes, int, float,\n"
 	"and the dicts and tuples it untracked because they hold only such values);\n"
@@ -66,9 +72,10 @@ static void write_status(FILE *out, const struct census_report *r)
 		fprintf(out, "[PARTIAL: %s: the counts below are what was read, not vouched for]\n",
 			TEXT_ESC(r->why ? r->why : "walk incomplete"));
 	if (r->skipped || r->resyncs)
-		fprintf(out, "[%" PRIu64 " nodes that were no object skipped, %" PRIu64
-			     " links stepped around: objects freed while walking]\n",
-			r->skipped, r->resyncs);
+		fprintf(out, "[%" PRIu64 " %s no object skipped, %" PRIu64
+			     " %s stepped around: objects freed while walking]\n",
+			r->skipped, forms(r->skipped, "node that was", "nodes that were"), r->resyncs,
+			forms(r->resyncs, "link", "links"));
 }
 
 static void write_growth_text(FILE *out, struct census_report *r, size_t top)
@@ -76,8 +83,8 @@ static void write_growth_text(FILE *out, struct census_report *r, size_t top)
 	size_t k = census_growth_rows(r), shown = top && top < k ? top : k;
 	char name[NAME_MAX_ESC];
 
-	fprintf(out, "Growth over %.2f s, PID %d (%s): %zu types grew\n", r->interval_s, r->pid,
-		TEXT_ESC(r->comm ? r->comm : "?"), k);
+	fprintf(out, "Growth over %.2f s, PID %d (%s): %zu %s grew\n", r->interval_s, r->pid,
+		TEXT_ESC(r->comm ? r->comm : "?"), k, forms(k, "type", "types"));
 	write_status(out, r);
 	fprintf(out, "%-48s %12s %12s %14s %14s\n", "TYPE", "COUNT", "+COUNT", "BYTES", "+BYTES");
 	for (size_t i = 0; i < shown; i++) {
@@ -88,7 +95,7 @@ static void write_growth_text(FILE *out, struct census_report *r, size_t top)
 			w->count, w->dcount, w->bytes, w->dbytes);
 	}
 	if (shown < k)
-		fprintf(out, "[%zu more types grew]\n", k - shown);
+		fprintf(out, "[%zu more %s grew]\n", k - shown, forms(k - shown, "type", "types"));
 }
 
 void census_write_text(FILE *out, struct census_report *r, size_t top)
@@ -104,10 +111,12 @@ void census_write_text(FILE *out, struct census_report *r, size_t top)
 	census_sort_rows(r);
 	shown = top && top < r->n ? top : r->n;
 	fprintf(out,
-		"Live objects of PID %d (%s): %" PRIu64 " objects, %" PRIu64
-		" bytes, %zu types, %d interpreter%s (walk %.3f s)\n",
-		r->pid, TEXT_ESC(r->comm ? r->comm : "?"), r->objects, r->bytes, r->n,
-		r->interpreters, r->interpreters == 1 ? "" : "s", (double)r->walk_ns / 1e9);
+		"Live objects of PID %d (%s): %" PRIu64 " %s, %" PRIu64
+		" bytes, %zu %s, %d %s (walk %.3f s)\n",
+		r->pid, TEXT_ESC(r->comm ? r->comm : "?"), r->objects,
+		forms(r->objects, "object", "objects"), r->bytes, r->n, forms(r->n, "type", "types"),
+		r->interpreters, forms((unsigned)r->interpreters, "interpreter", "interpreters"),
+		(double)r->walk_ns / 1e9);
 	write_status(out, r);
 	fprintf(out, "%12s %14s  %s\n", "COUNT", "BYTES", "TYPE");
 	for (size_t i = 0; i < r->n; i++) {
@@ -122,8 +131,9 @@ void census_write_text(FILE *out, struct census_report *r, size_t top)
 		fprintf(out, "%12" PRIu64 " %14" PRIu64 "  %s\n", w->count, w->bytes, name);
 	}
 	if (shown < r->n)
-		fprintf(out, "[%zu more types: %" PRIu64 " objects, %" PRIu64 " bytes]\n",
-			r->n - shown, rest_count, rest_bytes);
+		fprintf(out, "[%zu more %s: %" PRIu64 " %s, %" PRIu64 " bytes]\n", r->n - shown,
+			forms(r->n - shown, "type", "types"), rest_count,
+			forms(rest_count, "object", "objects"), rest_bytes);
 }
 
 void census_write_folded(FILE *out, struct census_report *r)

@@ -91,6 +91,10 @@ static void test_growth(void)
 		  "            300           +300\n");
 	free(out);
 	rows_of(rows);
+	out = write(&r, TEXT, 1);
+	CHECK(strstr(out, "\n[1 more type grew]\n") != NULL);
+	free(out);
+	rows_of(rows);
 	out = write(&r, JSON, 0);
 	CHECK(strstr(out, "\"growth\":[{\"type\":\"leaky.Outer.Leak\",\"count\":2000,"
 			  "\"count_delta\":2000,\"bytes\":112000,\"bytes_delta\":112000},") != NULL);
