@@ -121,14 +121,16 @@ static void write_census(struct pymem_options *o, struct census_target *t,
 		.pid = (int)t->p.pid, .comm = t->p.comm, .objects = c->objects, .bytes = c->bytes,
 		.skipped = c->skipped, .resyncs = c->resyncs, .interpreters = c->interpreters,
 		.walks = c->walks, .complete = c->complete, .why = c->why,
-		.time_ns = c->end_realtime_ns, .walk_ns = c->walk_ns, .growth = t->have_prev,
+		.time_ns = c->end_realtime_ns, .walk_ns = c->walk_ns,
+		/* growth from a census that could be vouched for, else a table */
+		.growth = t->have_prev && t->prev.complete,
 	};
 	size_t top = o->top < 0 ? CENSUS_TOP : (size_t)o->top;
 	FILE *out = o->cli.out;
 
-	if (t->have_prev)
+	if (r.growth)
 		r.interval_s = (double)(c->end_realtime_ns - t->prev.end_realtime_ns) / 1e9;
-	r.rows = report_rows(c, t->have_prev ? &t->prev : NULL, &r.n);
+	r.rows = report_rows(c, r.growth ? &t->prev : NULL, &r.n);
 	if (!r.rows) {
 		fprintf(stderr, "pymem: out of memory\n");
 		return;
@@ -167,6 +169,12 @@ static bool take(struct pymem_options *o, struct census_target *t,
 			plural((unsigned)c.walks, "walk", "walks"), (unsigned long long)c.skipped,
 			(unsigned long long)c.resyncs, plural(c.resyncs, "resync", "resyncs"));
 	write_census(o, t, &c);
+	/* growth is measured from the last census that could be vouched for:
+	 * a partial one (printed, marked) does not become the baseline */
+	if (t->have_prev && !c.complete && t->prev.complete) {
+		py_census_free(&c);
+		return true;
+	}
 	if (t->have_prev)
 		py_census_free(&t->prev);
 	t->prev = c;

@@ -319,6 +319,8 @@ static int census_interp(struct walk *w, const struct py_gc_layout *g, int tries
 
 		if (attempt && (tally_restore(w->c, &t), mono_ns() > w->deadline_ns))
 			break;
+		if (attempt) /* let the collection that broke the walk end: 2, 4, 6 ms */
+			nanosleep(&(struct timespec){ 0, 2000000L * attempt }, NULL);
 		if ((rc = quiet_epoch(w->o, g, &before)) < 0 || (rc = tally_save(w->c, &t)) < 0)
 			break;
 		w->c->walks++;
