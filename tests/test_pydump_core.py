@@ -21,7 +21,7 @@ import time
 import pytest
 
 from test_pydump import Run
-from test_pydump_stuck import Stuck, started
+from test_pydump_stuck import Stuck, pydump_json, started
 
 GCORE_TIMEOUT = 120
 CRASH_TIMEOUT = 60
@@ -95,7 +95,10 @@ def gcored(interp, pydump, tmp_path_factory):
     host_tmp = tmp_path_factory.mktemp("gcore-" + interp.id)
     with started(interp, "stuck.py", host_tmp) as w:
         live = Stuck(w).settle(pydump)
+        # the native frames a live look finds, just before the core is taken
+        live.native_run, live.native = pydump_json(pydump, "-n", "-p", str(w.pid))
         core = gcore(w.pid, str(host_tmp / "core"))
+        live.core = core
         try:
             yield live, pydump_core(pydump, core, interp, "-l")
         finally:
@@ -125,6 +128,36 @@ def test_gcore_matches_live(gcored):
         lcall = lt["state"]["syscall"] and lt["state"]["syscall"]["name"]
         ccall = ct["state"]["syscall"] and ct["state"]["syscall"]["name"]
         assert ccall == lcall, (lt["name"], ccall, lcall)
+
+
+def frame_key(f):
+    """A frame as both looks must give it: a native frame by name, address
+    and file (its base name: a chroot's files are named from the host in a
+    core), a Python frame by name and line."""
+    if f["kind"] == "native":
+        return ("native", f["name"], f["ip"], os.path.basename(f["module"] or ""))
+    return (f["kind"], f.get("name"), f.get("line"))
+
+
+def test_gcore_native_matches_live(gcored, pydump, interp):
+    """--core -n on a gcore core: the native frames of every thread that
+    does not run are the live look's, frame for frame (gcore writes no
+    segment for code it can read back from the file: its mappings are
+    executable by the file's program headers, not read-only)."""
+    live, _ = gcored
+    assert live.native_run.returncode == 0, live.native_run.describe()
+    run, core = pydump_core(pydump, live.core, interp, "-n")
+    live_threads = by_ident(live.native["processes"][0])
+    core_threads = by_ident(core)
+    assert set(core_threads) == set(live_threads), run.describe()
+    for ident, lt in live_threads.items():
+        if lt["name"] == "burner":
+            continue
+        ct = core_threads[ident]
+        assert any(f["kind"] == "native" for f in lt["frames"]), (lt["name"], lt["native_note"])
+        assert [frame_key(f) for f in ct["frames"]] == [frame_key(f) for f in lt["frames"]], \
+            (lt["name"], ct["native_note"], run.describe())
+        assert ct["native_note"] == lt["native_note"], lt["name"]
 
 
 # ----------------------------------------------------------------- a crash

@@ -400,6 +400,31 @@ int core_file_read(struct core_file *c, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
+/* The core's segment holding addr, or NULL. */
+static const struct core_segment *segment_at(const struct core_file *c, uint64_t addr)
+{
+	for (size_t i = 0; i < c->nsegs; i++)
+		if (addr >= c->segs[i].vaddr && addr - c->segs[i].vaddr < c->segs[i].memsz)
+			return &c->segs[i];
+	return NULL;
+}
+
+/* The flags of the segment of the ELF file open at fd (the caller's) that
+ * a mapping at offset maps; 0 if it is not one we can read. */
+static uint32_t file_flags_at(int fd, uint64_t offset)
+{
+	struct elf_image img;
+	uint32_t flags = 0;
+	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+
+	if (dup < 0 || elf_image_open_fd(&img, dup) < 0) /* takes dup */
+		return 0;
+	if (elf_image_flags_of_offset(&img, offset, &flags) < 0)
+		flags = 0;
+	elf_image_close(&img);
+	return flags;
+}
+
 /* Which recorded files this machine has, and what they are (device and
  * inode: a later open must find the same file). host_path names them for
  * people; they are opened only through open_mapped_file. */
@@ -415,6 +440,8 @@ static void find_files(struct core_file *c, const char *exe)
 
 		if (fd < 0)
 			continue;
+		if (!segment_at(c, m->start))
+			m->file_flags = file_flags_at(fd, m->offset);
 		if (fstat(fd, &st) == 0) {
 			m->inode = (uint64_t)st.st_ino;
 			m->dev_major = major(st.st_dev);
@@ -573,11 +600,17 @@ static int image_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return core_file_read(ctx, addr, buf, len);
 }
 
-static char perms_at(const struct core_file *c, uint64_t addr, uint32_t flag, char yes)
+/* A mapping's permissions: its segment's, else (gcore writes no segment
+ * for code it can read back from the file) its file's, else read-only. */
+static char perms_at(const struct core_file *c, const struct core_mapping *f, uint32_t flag,
+		     char yes)
 {
-	for (size_t i = 0; i < c->nsegs; i++)
-		if (addr >= c->segs[i].vaddr && addr - c->segs[i].vaddr < c->segs[i].memsz)
-			return (c->segs[i].flags & flag) ? yes : '-';
+	const struct core_segment *s = segment_at(c, f->start);
+
+	if (s)
+		return (s->flags & flag) ? yes : '-';
+	if (f->file_flags)
+		return (f->file_flags & flag) ? yes : '-';
 	return flag == PF_R ? 'r' : '-';
 }
 
@@ -599,9 +632,9 @@ static int image_maps(void *ctx, struct proc_maps *out)
 		m->inode = f->inode;
 		m->dev_major = f->dev_major;
 		m->dev_minor = f->dev_minor;
-		m->perms[0] = perms_at(c, f->start, PF_R, 'r');
-		m->perms[1] = perms_at(c, f->start, PF_W, 'w');
-		m->perms[2] = perms_at(c, f->start, PF_X, 'x');
+		m->perms[0] = perms_at(c, f, PF_R, 'r');
+		m->perms[1] = perms_at(c, f, PF_W, 'w');
+		m->perms[2] = perms_at(c, f, PF_X, 'x');
 		m->perms[3] = 'p';
 		/* the path this machine can open, so the readers find the file */
 		m->path = strdup(f->host_path ? f->host_path : f->path);

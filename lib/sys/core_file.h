@@ -41,6 +41,9 @@ struct core_mapping {
 	int fd;                      /* opened on first use; -1 */
 	uint64_t inode;
 	unsigned int dev_major, dev_minor;
+	uint32_t file_flags;         /* PF_* of the file's segment mapped here, for a
+					mapping the core has no segment of (gcore
+					leaves code out); 0 if unknown */
 };
 
 struct core_file {

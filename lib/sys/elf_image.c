@@ -343,6 +343,32 @@ int elf_image_vaddr_of_offset(struct elf_image *img, uint64_t offset, uint64_t *
 	return -1;
 }
 
+int elf_image_flags_of_offset(struct elf_image *img, uint64_t offset, uint32_t *flags)
+{
+	const Elf64_Phdr *within = NULL;
+
+	for (size_t i = 0; i < img->nphdrs; i++) {
+		const Elf64_Phdr *ph = &img->phdrs[i];
+		uint64_t first = ph->p_offset & PAGE_MASK_4K;
+
+		if (ph->p_type != PT_LOAD || offset < first ||
+		    (offset >= ph->p_offset && offset - ph->p_offset >= ph->p_filesz))
+			continue;
+		/* a segment's own mapping starts at its first page; a page two
+		 * segments share belongs to the one that starts there */
+		if (first == offset) {
+			*flags = ph->p_flags;
+			return 0;
+		}
+		if (!within)
+			within = ph;
+	}
+	if (!within)
+		return -1;
+	*flags = within->p_flags;
+	return 0;
+}
+
 bool elf_image_has_dwarf(struct elf_image *img)
 {
 	long i = find_section(img, ".debug_info");

@@ -75,6 +75,10 @@ uint64_t elf_image_load_bias(const struct elf_image *img, uint64_t map_start, ui
  * mapping of the file at `offset` starts at that address + the bias). */
 int elf_image_vaddr_of_offset(struct elf_image *img, uint64_t offset, uint64_t *vaddr);
 
+/* The flags (PF_R, PF_W, PF_X) of the PT_LOAD a mapping of the file at
+ * `offset` maps, as the loader mapped it; 0 or -1. */
+int elf_image_flags_of_offset(struct elf_image *img, uint64_t offset, uint32_t *flags);
+
 /* True if the file carries DWARF (.debug_info). */
 bool elf_image_has_dwarf(struct elf_image *img);
 
