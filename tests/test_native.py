@@ -158,6 +158,89 @@ def test_library_loaded_late_is_named_after_exit(interp, pyprofile, tmp_path):
         assert not any(f.startswith("[unknown]") for f in frames), frames
 
 
+NOUNWIND_C = r"""
+#include <string.h>
+
+static char src[1 << 20], dst[1 << 20];
+/* through a pointer: a call into libc, never inlined */
+void *(*volatile copy_fn)(void *, const void *, size_t) = memcpy;
+
+__attribute__((noinline)) long nounwind_copy(int rounds)
+{
+	long sum = 0;
+
+	for (int i = 0; i < rounds; i++) {
+		copy_fn(dst, src, sizeof(dst));
+		sum += dst[i & 1023];
+		src[i & 1023] = (char)i;
+	}
+	return sum;
+}
+"""
+NO_INFO_MARKER = "[native walk ended: no unwind info]"
+
+
+@pytest.fixture(scope="session")
+def libnounwind(tmp_path_factory):
+    """A library without unwind information (no .eh_frame: no unwind
+    tables and no start files, whose code has them) nor frame pointers."""
+    if not shutil.which("gcc"):
+        pytest.skip("no gcc to build the library")
+    d = tmp_path_factory.mktemp("libnounwind")
+    src, built = d / "nounwind.c", d / "libnounwind.so"
+    src.write_text(NOUNWIND_C)
+    subprocess.run(["gcc", "-O1", "-shared", "-fPIC", "-nostartfiles", "-fno-stack-protector",
+                    "-fno-asynchronous-unwind-tables", "-fno-unwind-tables",
+                    "-fomit-frame-pointer", "-o", str(built), str(src)], check=True)
+    sections = subprocess.run(["readelf", "-SW", str(built)], stdout=subprocess.PIPE,
+                              universal_newlines=True, check=True).stdout
+    assert not re.search(r"\.eh_frame +PROGBITS +\w+ +\w+ +0*[1-9a-f]", sections), sections
+    return str(built)
+
+
+def test_walk_ended_early_keeps_its_frames(interp, pyprofile, libnounwind):
+    """A walk from libc's memcpy meets the library's nounwind_copy, code
+    without unwind information, and cannot reach the eval loop: the frames
+    it walked stay, on top of the Python frame that made the ctypes call,
+    after a frame that says why the walk stopped; the summary counts the
+    walks by that reason."""
+    lib = interp.place(libnounwind)
+    proc = interp.spawn([interp.place(os.path.join(WORKLOADS, "nounwind_spin.py")), lib, "120"])
+    try:
+        time.sleep(1.5)  # past the imports
+        r = subprocess.run([pyprofile, "-U", "-F", "199", "-f", "-p", str(proc.pid), "3"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=180,
+                           universal_newlines=True)
+    finally:
+        proc.kill()
+    assert r.returncode == 0, r.stderr
+    rows = parse_folded(r.stdout)
+    print("interpreter:", interp.id)
+    picked = [(fr, c) for fr, _, c in rows if any(frame_name(f) == "spin" for f in fr)]
+    total = sum(c for _, c in picked)
+    # enough samples for the shares below to mean something (a loaded
+    # machine gives the busy thread a tenth of 3 s at 199 Hz at least)
+    assert total >= 60, r.stderr
+    kept = with_leaf = 0
+    for frames, count in picked:
+        after = below(frames, "spin")
+        if after[:2] != [NO_INFO_MARKER, "nounwind_copy"]:
+            continue
+        kept += count
+        # memcpy's frame: libc's, named or not, and nothing else
+        if len(after) == 3 and ("memcpy" in after[2] or "memmove" in after[2] or
+                                after[2].startswith("libc")):
+            with_leaf += count
+        assert len(after) <= 3, frames
+    assert kept >= 0.9 * total, (kept, total, picked[:5])
+    assert with_leaf >= 0.5 * total, (with_leaf, total, picked[:5])
+    ends = walks_ended_early(r.stderr, proc.pid)
+    assert ends and ends[0] >= 0.5 * total, r.stderr
+    assert re.search(r"walks ended early: \d+ met code without unwind information", r.stderr), \
+        r.stderr
+    assert "native walks ended before the interpreter's eval loop" in r.stderr, r.stderr
+
+
 def host_interp():
     for i in interpreters.discover()[0]:
         if isinstance(i, interpreters.Interpreter) and i.id == "host-3.11":

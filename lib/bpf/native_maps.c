@@ -250,8 +250,9 @@ static int value_of(struct native_maps *nm, pid_t pid, const struct exec_map *m,
 	struct file_id id;
 	struct stat st;
 	uint64_t vaddr;
-	int fd = target_file_open_mapping(pid, &pm), rc;
+	int fd, rc;
 
+	fd = target_file_open_mapping(pid, &pm);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) == 0)
@@ -262,8 +263,11 @@ static int value_of(struct native_maps *nm, pid_t pid, const struct exec_map *m,
 		close(fd); /* remapped since it was read */
 		return -1;
 	}
+	/* a file without unwind information is in the trie all the same: a
+	 * walk that meets its code ends there as code without unwind
+	 * information (its leaf kept), not as code in no file */
 	f = file_of(nm, fd, m->path, &m->id, fp);
-	if (!f || !f->ok) {
+	if (!f) {
 		close(fd);
 		return -1;
 	}
@@ -278,7 +282,7 @@ static int value_of(struct native_maps *nm, pid_t pid, const struct exec_map *m,
 	val->bias = m->start - vaddr;
 	val->first_row = f->first_row;
 	val->nrows = f->nrows;
-	val->flags = fp ? PYB_NMAP_FP : 0;
+	val->flags = fp ? PYB_NMAP_FP : f->nrows ? 0 : PYB_NMAP_NO_TABLE;
 	val->file = (uint32_t)(f - nm->files);
 	return 0;
 }
@@ -437,6 +441,24 @@ const char *native_end_text(int why)
 	case PYB_NATIVE_PYTHON_ROOT: return "stopped at the outermost eval loop";
 	case PYB_NATIVE_MAPS_CHANGED: return "met mappings changed since they were read (leaf only)";
 	default: return "ended for an unknown reason";
+	}
+}
+
+bool native_end_early(int why)
+{
+	return why != PYB_NATIVE_COMPLETE && why != PYB_NATIVE_PYTHON_ROOT &&
+	       why != PYB_NATIVE_MAPS_CHANGED;
+}
+
+const char *native_end_marker(int why)
+{
+	switch (why) {
+	case PYB_NATIVE_NO_MAPPING: return "[native walk ended: in no file's code]";
+	case PYB_NATIVE_NO_INFO: return "[native walk ended: no unwind info]";
+	case PYB_NATIVE_UNREADABLE: return "[native walk ended: unreadable stack]";
+	case PYB_NATIVE_TOO_DEEP: return "[native walk ended: too deep]";
+	case PYB_NATIVE_BAD_FRAME: return "[native walk ended: bad frame]";
+	default: return "[native walk ended: before the eval loop]";
 	}
 }
 

@@ -110,6 +110,12 @@ size_t native_maps_read_ends(const struct native_maps *nm, struct native_ends **
 
 /* What an end reason means, for the summary. */
 const char *native_end_text(int why);
+/* Whether a walk that ended so ended early (before the outermost frame or
+ * the outermost eval loop, with mappings it could name). */
+bool native_end_early(int why);
+/* The frame that marks where a walk shown whole ended early, and why:
+ * "[native walk ended: no unwind info]". */
+const char *native_end_marker(int why);
 
 /* Kernel memory the rows take, in bytes. */
 size_t native_maps_table_bytes(const struct native_maps *nm);

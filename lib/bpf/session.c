@@ -973,11 +973,11 @@ void session_print_summary(struct tool_session *s, const char *one, const char *
 		print_native_ends(s);
 	if (s->col.native_unplaced)
 		fprintf(stderr,
-			"%s: native frames left out of %llu distinct %s: %s not "
-			"pass through the interpreter's eval loop, so they cannot be placed\n",
+			"%s: native walks ended before the interpreter's eval loop in %llu distinct "
+			"%s: the native frames walked are kept on top of the innermost Python frame, "
+			"after a frame [native walk ended: WHY] that says why the walk stopped\n",
 			s->tool, (unsigned long long)s->col.native_unplaced,
-			plural(s->col.native_unplaced, "stack", "stacks"),
-			plural(s->col.native_unplaced, "its native stack does", "their native stacks do"));
+			plural(s->col.native_unplaced, "stack", "stacks"));
 	if (s->col.native_changed)
 		fprintf(stderr,
 			"%s: native frames left out of %llu distinct %s, marked %s: the "

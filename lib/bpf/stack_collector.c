@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/native_maps.h"
 #include "sys/native_symbols.h"
 #include "sys/proc_maps.h"
 #include "abi/native_abi.h"
@@ -277,6 +278,7 @@ static void build_user(struct stack_collector *c, struct py_registry *reg, struc
 	const uint64_t *ips = w->ips;
 	int nips = w->n;
 	int outermost;
+	bool unplaced;
 
 	/*
 	 * The process's mappings changed since BPF's trie was read (the walk
@@ -296,13 +298,13 @@ static void build_user(struct stack_collector *c, struct py_registry *reg, struc
 	/*
 	 * Python frames but a native stack that never enters the eval loop:
 	 * the walk ended before it (code without unwind information, JIT
-	 * code), so there is no place to put the native frames. Python frames
-	 * alone, and the summary says so.
+	 * code). What it walked, the leaf and its callers, is C code the
+	 * innermost Python frame called: kept there, marked where the walk
+	 * stopped, and the summary counts them.
 	 */
-	if (t && t->native && nips > 0 && len > 0 && outermost < 0) {
+	unplaced = t && t->native && nips > 0 && len > 0 && outermost < 0;
+	if (unplaced)
 		c->native_unplaced++;
-		nips = 0;
-	}
 	if (outermost >= 0 && !startup)
 		nips = outermost + 1;
 	if (t && t->native && nips > 0) {
@@ -321,6 +323,9 @@ static void build_user(struct stack_collector *c, struct py_registry *reg, struc
 			}
 			push_native(c, reg, t, w->gen, ips[i], i > 0, out);
 		}
+		/* the walk's last frame is shown: say why it is the last */
+		if (nips == w->n && (unplaced || native_end_early(w->end)))
+			frames_push_marker(out, native_end_marker(w->end));
 	}
 	for (; next < len; next++) {
 		push_python(c, reg, t ? t->pid : (pid_t)st->pid, &st->frames[next], out);
