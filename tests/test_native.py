@@ -241,6 +241,39 @@ def test_walk_ended_early_keeps_its_frames(interp, pyprofile, libnounwind):
     assert "native walks ended before the interpreter's eval loop" in r.stderr, r.stderr
 
 
+def test_vdso_is_unwound(interp, pyprofile):
+    """time.thread_time() asks the kernel from inside the vDSO: walks go on
+    through the vDSO's own unwind information (read from the process's
+    memory) into libc's clock_gettime and up to the eval loop; none ends
+    in 'no mapped file', and the vDSO's frame is named, under libc's."""
+    proc = interp.spawn([interp.place(os.path.join(WORKLOADS, "vdso_clock.py")), "120"])
+    try:
+        time.sleep(1.5)  # past the imports
+        r = subprocess.run([pyprofile, "-U", "-F", "199", "-f", "-p", str(proc.pid), "3"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=180,
+                           universal_newlines=True)
+    finally:
+        proc.kill()
+    assert r.returncode == 0, r.stderr
+    rows = parse_folded(r.stdout)
+    print("interpreter:", interp.id)
+    picked = [(fr, c) for fr, _, c in rows if any(frame_name(f) == "tick" for f in fr)]
+    total = sum(c for _, c in picked)
+    assert total >= 60, r.stderr
+    in_vdso = 0
+    for frames, count in picked:
+        after = below(frames, "tick")
+        assert not any(f.startswith(("[native walk ended", "[unknown]", "[vdso]")) for f in after), \
+            frames
+        # libc's clock_gettime (its own name for it where it keeps .symtab)
+        # and the vDSO's below it
+        if any("clock_gettime" in a and "clock_gettime" in b for a, b in zip(after, after[1:])):
+            in_vdso += count
+    assert in_vdso >= 0.3 * total, (in_vdso, total, picked[:5])
+    line = re.search(r"native stacks of .*? \(PID %d\):.*" % proc.pid, r.stderr)
+    assert not line or "no mapped file" not in line.group(0), r.stderr
+
+
 def host_interp():
     for i in interpreters.discover()[0]:
         if isinstance(i, interpreters.Interpreter) and i.id == "host-3.11":

@@ -252,13 +252,20 @@ static int value_of(struct native_maps *nm, pid_t pid, const struct exec_map *m,
 	uint64_t vaddr;
 	int fd, rc;
 
-	fd = target_file_open_mapping(pid, &pm);
+	if (m->vdso) {
+		struct vdso_ident v;
+
+		fd = vdso_image_open(pid, m->start, m->end, &v);
+		file_id_of_vdso(&v, &id);
+	} else {
+		fd = target_file_open_mapping(pid, &pm);
+		if (fd >= 0 && fstat(fd, &st) == 0)
+			file_id_of(&st, &id);
+		else
+			memset(&id, 0, sizeof(id));
+	}
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) == 0)
-		file_id_of(&st, &id);
-	else
-		memset(&id, 0, sizeof(id));
 	if (!file_id_equal(&id, &m->id)) {
 		close(fd); /* remapped since it was read */
 		return -1;

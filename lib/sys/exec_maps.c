@@ -19,6 +19,13 @@ void file_id_of(const struct stat *st, struct file_id *out)
 	out->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
 }
 
+void file_id_of_vdso(const struct vdso_ident *v, struct file_id *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->ino = v->hash;
+	out->size = (int64_t)v->size;
+}
+
 bool file_id_equal(const struct file_id *a, const struct file_id *b)
 {
 	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
@@ -61,7 +68,23 @@ int exec_maps_read(pid_t pid, struct exec_maps *out)
 		char mf[96];
 		struct stat st;
 
-		if (pm->perms[2] != 'x' || name[0] != '/')
+		if (pm->perms[2] != 'x')
+			continue;
+		if (strcmp(name, VDSO_MAPPING_NAME) == 0) {
+			struct vdso_ident v;
+
+			/* known by its bytes; one that cannot be read is left out */
+			if (out->n == EXEC_MAPS_MAX || vdso_image_ident(pid, pm->start, pm->end, &v) < 0 ||
+			    !(m->path = strdup(name)))
+				continue;
+			file_id_of_vdso(&v, &m->id);
+			m->start = pm->start;
+			m->end = pm->end;
+			m->vdso = m->id_known = true;
+			out->n++;
+			continue;
+		}
+		if (name[0] != '/')
 			continue;
 		if (out->n == EXEC_MAPS_MAX) {
 			out->capped = true;

@@ -13,6 +13,7 @@
 #include "sys/proc_maps.h"
 #include "sys/remote_mem.h"
 #include "sys/target_file.h"
+#include "sys/vdso_image.h"
 
 #define EH_FRAME_MAX (64u << 20)
 
@@ -35,8 +36,10 @@ int native_proc_open(struct native_proc *np, pid_t pid)
 		const struct proc_map *m = &maps.v[i];
 		struct native_module *mod = &np->mods[np->n];
 
-		if (m->perms[2] != 'x' || m->path[0] != '/')
+		if (m->perms[2] != 'x' ||
+		    (m->path[0] != '/' && strcmp(m->path, VDSO_MAPPING_NAME) != 0))
 			continue;
+		mod->vdso = m->path[0] != '/';
 		mod->start = m->start;
 		mod->end = m->end;
 		mod->offset = m->offset; /* the load bias follows from it, on first use */
@@ -65,14 +68,20 @@ void native_proc_close(struct native_proc *np)
 }
 
 /* Opens the file behind a mapping as the process mapped it
- * (sys/target_file.h: never a path followed out of its root). */
+ * (sys/target_file.h: never a path followed out of its root), or the
+ * vDSO's image from its memory. */
 static int open_module(pid_t pid, const struct native_module *m, struct elf_image *img)
 {
 	struct proc_map pm = { .start = m->start, .end = m->end, .inode = m->inode,
 			       .dev_major = m->dev_major, .dev_minor = m->dev_minor,
 			       .path = m->path };
+	struct vdso_ident id;
+	int fd;
 
-	return target_file_elf_of_mapping(pid, &pm, img);
+	if (!m->vdso)
+		return target_file_elf_of_mapping(pid, &pm, img);
+	fd = vdso_image_open(pid, m->start, m->end, &id);
+	return fd < 0 ? fd : elf_image_open_fd(img, fd); /* takes fd */
 }
 
 /* Symbols from the file's separate debug file, by build id, inside the
@@ -123,7 +132,7 @@ static void load_module(struct native_proc *np, struct native_module *m)
 		m->bias = img.is_dyn ? m->start - vaddr : 0;
 	}
 	elf_symtab_load(&m->syms, &img);
-	if (!has_symtab(&img))
+	if (!has_symtab(&img) && !m->vdso)
 		load_debug_symbols(np->pid, m, &img);
 	if (elf_image_section(&img, ".eh_frame", &addr, &size) == 0 && size && size < EH_FRAME_MAX) {
 		m->eh_frame = malloc(size);

@@ -26,6 +26,7 @@ struct native_module {
 	uint64_t inode;          /* the mapped file's, as /proc/PID/maps has them */
 	unsigned int dev_major, dev_minor;
 	char *path;              /* as /proc/PID/maps names the file */
+	bool vdso;               /* the vDSO, read from memory (sys/vdso_image.h) */
 	bool loaded, usable;
 	uint8_t *eh_frame;
 	size_t eh_size;

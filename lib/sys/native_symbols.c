@@ -64,6 +64,7 @@ struct ns_map {
 	unsigned int dev_major, dev_minor;
 	struct file_id id; /* the file mapped (id_known), checked when opened */
 	bool id_known;
+	bool vdso;  /* read from the process's memory (sys/vdso_image.h) */
 	char *path; /* as the process names it */
 	struct ns_file *file; /* NULL before resolved, or when unreadable */
 	bool resolved;
@@ -540,7 +541,7 @@ static void file_load(struct native_symbols *ns, pid_t pid, const char *path, st
 	elf_symtab_load(&f->own, img); /* none: still a file, without names */
 	if (symtab)
 		ns->stats.with_symtab++;
-	else
+	else if (path) /* not the vDSO, whose debug file no one has */
 		load_debug(ns, pid, path, img, st, f);
 	if (build_table(f, symtab) < 0) {
 		elf_symtab_free(&f->own);
@@ -556,18 +557,22 @@ static void resolve_map(struct native_symbols *ns, pid_t pid, struct ns_map *m)
 	struct ns_file *f;
 	struct stat st;
 	struct file_id id;
+	struct vdso_ident v;
 	uint64_t vaddr;
 	int fd;
 
 	m->resolved = true;
-	fd = open_mapping(pid, m);
+	fd = m->vdso ? vdso_image_open(pid, m->start, m->end, &v) : open_mapping(pid, m);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		if (fd >= 0)
 			close(fd);
 		ns->stats.failed++;
 		return;
 	}
-	file_id_of(&st, &id);
+	if (m->vdso)
+		file_id_of_vdso(&v, &id);
+	else
+		file_id_of(&st, &id);
 	if (m->id_known && !file_id_equal(&id, &m->id)) {
 		close(fd); /* not the file that was mapped: the range maps another since */
 		ns->stats.failed++;
@@ -593,7 +598,7 @@ static void resolve_map(struct native_symbols *ns, pid_t pid, struct ns_map *m)
 	}
 	m->bias = img.is_dyn ? m->start - vaddr : 0;
 	if (!f && (f = file_add(ns, &id))) {
-		file_load(ns, pid, m->path, &img, &st, f);
+		file_load(ns, pid, m->vdso ? NULL : m->path, &img, &st, f);
 		ns->stats.cut += img.refused > 0;
 	}
 	elf_image_close(&img);
@@ -621,6 +626,7 @@ static int era_from(struct ns_era *e, struct exec_maps *em)
 		m->dev_minor = x->dev_minor;
 		m->id = x->id;
 		m->id_known = x->id_known;
+		m->vdso = x->vdso;
 		m->path = x->path;
 		em->v[i].path = NULL;
 	}

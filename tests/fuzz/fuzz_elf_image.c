@@ -80,6 +80,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(void)elf_image_read_vaddr(&img, addr, buf, ssize < 64 ? ssize : 64);
 	(void)elf_image_load_bias(&img, 0x555555554000ULL, 0);
 	(void)elf_image_has_dwarf(&img);
+	/* the segment a mapping at an offset maps (pydump --core, gcore's cores) */
+	for (uint64_t off = 0; off < 0x10000; off += 0x1000) {
+		uint32_t flags;
+
+		(void)elf_image_flags_of_offset(&img, off, &flags);
+	}
+	{
+		uint32_t flags;
+
+		(void)elf_image_flags_of_offset(&img, UINT64_MAX & ~(uint64_t)4095, &flags);
+	}
 	if (elf_image_build_id(&img, hex, sizeof(hex)) == 0)
 		FUZZ_CHECK(strlen(hex) < sizeof(hex));
 	if (elf_image_build_id(&img, small, sizeof(small)) == 0)
