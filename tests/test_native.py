@@ -38,10 +38,10 @@ def walks_ended_early(err, pid):
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def profile(interp, tool, args, seconds):
-    """Runs native_work.py and the tool on it with -v; (rows, stderr, pid)."""
-    script = interp.place(WORKLOAD)
-    proc = interp.spawn([script, "120"])
+def profile(interp, tool, args, seconds, workload=None):
+    """Runs a workload (its argv, the script placed first; native_work.py
+    if none) and the tool on it with -v; (rows, stderr, pid)."""
+    proc = interp.spawn(workload or [interp.place(WORKLOAD), "120"])
     try:
         time.sleep(1.5)  # past the imports
         r = subprocess.run([tool, "-v", "-f", "-p", str(proc.pid)] + args + [str(seconds)],
@@ -204,23 +204,15 @@ def test_walk_ended_early_keeps_its_frames(interp, pyprofile, libnounwind):
     it walked stay, on top of the Python frame that made the ctypes call,
     after a frame that says why the walk stopped; the summary counts the
     walks by that reason."""
-    lib = interp.place(libnounwind)
-    proc = interp.spawn([interp.place(os.path.join(WORKLOADS, "nounwind_spin.py")), lib, "120"])
-    try:
-        time.sleep(1.5)  # past the imports
-        r = subprocess.run([pyprofile, "-U", "-F", "199", "-f", "-p", str(proc.pid), "3"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=180,
-                           universal_newlines=True)
-    finally:
-        proc.kill()
-    assert r.returncode == 0, r.stderr
-    rows = parse_folded(r.stdout)
+    workload = [interp.place(os.path.join(WORKLOADS, "nounwind_spin.py")),
+                interp.place(libnounwind), "120"]
+    rows, err, pid = profile(interp, pyprofile, ["-U", "-F", "199"], 3, workload)
     print("interpreter:", interp.id)
     picked = [(fr, c) for fr, _, c in rows if any(frame_name(f) == "spin" for f in fr)]
     total = sum(c for _, c in picked)
     # enough samples for the shares below to mean something (a loaded
     # machine gives the busy thread a tenth of 3 s at 199 Hz at least)
-    assert total >= 60, r.stderr
+    assert total >= 60, err
     kept = with_leaf = 0
     for frames, count in picked:
         after = below(frames, "spin")
@@ -234,11 +226,10 @@ def test_walk_ended_early_keeps_its_frames(interp, pyprofile, libnounwind):
         assert len(after) <= 3, frames
     assert kept >= 0.9 * total, (kept, total, picked[:5])
     assert with_leaf >= 0.5 * total, (with_leaf, total, picked[:5])
-    ends = walks_ended_early(r.stderr, proc.pid)
-    assert ends and ends[0] >= 0.5 * total, r.stderr
-    assert re.search(r"walks ended early: \d+ met code without unwind information", r.stderr), \
-        r.stderr
-    assert "native walks ended before the interpreter's eval loop" in r.stderr, r.stderr
+    ends = walks_ended_early(err, pid)
+    assert ends and ends[0] >= 0.5 * total, err
+    assert re.search(r"walks ended early: \d+ met code without unwind information", err), err
+    assert "native walks ended before the interpreter's eval loop" in err, err
 
 
 def test_vdso_is_unwound(interp, pyprofile):
@@ -246,20 +237,12 @@ def test_vdso_is_unwound(interp, pyprofile):
     through the vDSO's own unwind information (read from the process's
     memory) into libc's clock_gettime and up to the eval loop; none ends
     in 'no mapped file', and the vDSO's frame is named, under libc's."""
-    proc = interp.spawn([interp.place(os.path.join(WORKLOADS, "vdso_clock.py")), "120"])
-    try:
-        time.sleep(1.5)  # past the imports
-        r = subprocess.run([pyprofile, "-U", "-F", "199", "-f", "-p", str(proc.pid), "3"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=180,
-                           universal_newlines=True)
-    finally:
-        proc.kill()
-    assert r.returncode == 0, r.stderr
-    rows = parse_folded(r.stdout)
+    workload = [interp.place(os.path.join(WORKLOADS, "vdso_clock.py")), "120"]
+    rows, err, pid = profile(interp, pyprofile, ["-U", "-F", "199"], 3, workload)
     print("interpreter:", interp.id)
     picked = [(fr, c) for fr, _, c in rows if any(frame_name(f) == "tick" for f in fr)]
     total = sum(c for _, c in picked)
-    assert total >= 60, r.stderr
+    assert total >= 60, err
     in_vdso = 0
     for frames, count in picked:
         after = below(frames, "tick")
@@ -270,8 +253,8 @@ def test_vdso_is_unwound(interp, pyprofile):
         if any("clock_gettime" in a and "clock_gettime" in b for a, b in zip(after, after[1:])):
             in_vdso += count
     assert in_vdso >= 0.3 * total, (in_vdso, total, picked[:5])
-    line = re.search(r"native stacks of .*? \(PID %d\):.*" % proc.pid, r.stderr)
-    assert not line or "no mapped file" not in line.group(0), r.stderr
+    line = re.search(r"native stacks of .*? \(PID %d\):.*" % pid, err)
+    assert not line or "no mapped file" not in line.group(0), err
 
 
 def host_interp():
