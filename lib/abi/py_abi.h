@@ -13,12 +13,14 @@
 typedef u64 pyb_u64;
 typedef u32 pyb_u32;
 typedef s32 pyb_s32;
+typedef s64 pyb_s64;
 typedef u8 pyb_u8;
 #else
 #include <stdint.h>
 typedef uint64_t pyb_u64;
 typedef uint32_t pyb_u32;
 typedef int32_t pyb_s32;
+typedef int64_t pyb_s64;
 typedef uint8_t pyb_u8;
 #endif
 
@@ -161,6 +163,7 @@ enum pyb_count_kind {
 	PYB_KIND_GIL_WAIT = 3, /* pygil: time waited for the GIL, by the waiter's stack */
 	PYB_KIND_GIL_HOLD = 4, /* pygil: time others waited, by the holder's stack */
 	PYB_KIND_RESIDENT = 5, /* pymem: bytes made resident by the thread's page faults */
+	PYB_KIND_GC_PAUSE = 6,  /* pymem --gc: time collecting, by the triggering stack */
 };
 
 /* Set by user space only, at the end of a run (BPF writes 0). */

@@ -48,6 +48,7 @@ int report_write(const struct report *rep, enum report_format fmt, FILE *out,
 			 : strcmp(unit, "bytes") == 0   ? "Memory Growth (bytes)"
 			 : strstr(tool, "--wall")       ? "Wall-Clock Time"
 			 : strcmp(tool, "pygil") == 0   ? "GIL Wait Time"
+			 : strstr(tool, "--gc")         ? "GC Pause Time"
 							: "Off-CPU Time",
 			 rep->target[0] ? " of " : "", rep->target);
 		return report_write_svg(rep, out, title, unit);
