@@ -1,0 +1,97 @@
+"""pymem --gc against real interpreters: a workload that runs collections
+of known size with automatic collection off, timing each with gc.callbacks
+(tests/workloads/gc_collections.py); one run per interpreter serves every
+assertion. Where the interpreter has CPython's gc__start/gc__done probes
+(Debian's builds: the host's 3.11, bullseye's 3.9, sid's 3.13-3.15, in
+their chroots and PID namespaces) every collection is counted, with its
+generation, objects collected and the stack that asked for it, and its
+pause within the callbacks' interval."""
+import json
+import os
+
+import pytest
+
+from conftest import tool_path, WORKLOADS
+from profiling import run_on_cue
+
+WORKLOAD = os.path.join(WORKLOADS, "gc_collections.py")
+ROUNDS = 45  # gc_collections.py's known mode
+
+
+@pytest.fixture(scope="session")
+def pymem():
+    path = tool_path("pymem")
+    if not os.access(path, os.X_OK):
+        pytest.fail("%s not built" % path)
+    return path
+
+
+def has_probes(interp):
+    """Debian's interpreters are built --with-dtrace; pyenv's are not."""
+    return interp.kind in ("host", "chroot")
+
+
+@pytest.fixture(scope="module")
+def known_run(interp, pymem, tmp_path_factory):
+    """The report (json) of one run of the known mode, the tool's stderr,
+    and the workload's own log of its collections."""
+    text, err, truth = run_on_cue(interp, pymem, WORKLOAD, tmp_path_factory.mktemp("gc"),
+                                  ["--gc", "--format", "json"], ["known", "3"],
+                                  truth=("truth.json", "done"))
+    report = json.loads(text)
+    assert len(report["processes"]) == 1, text[:2000]
+    proc = report["processes"][0]
+    mine = [c for c in report["collections"] if c["pid"] == proc["pid"]]
+    return proc, mine, report, err, truth
+
+
+def exact_only(interp):
+    if not has_probes(interp):
+        pytest.skip("no gc__start/gc__done probes in pyenv builds (built without --with-dtrace)")
+
+
+def test_every_collection_counted(interp, known_run):
+    exact_only(interp)
+    proc, mine, report, err, truth = known_run
+    assert proc["method"] == "exact", proc
+    assert report["lost"] == 0 and report["not_kept"] == 0
+    assert len(truth["collections"]) == ROUNDS
+    assert len(mine) == ROUNDS, (len(mine), err)
+    assert proc["collections"] == ROUNDS
+    gens = [c["generation"] for c in truth["collections"]]
+    assert [c["generation"] for c in mine] == gens
+    assert proc["by_generation"] == [gens.count(g) for g in range(3)]
+    # collected + uncollectable, as the callbacks saw them
+    assert [c["collected"] for c in mine] == [c["collected"] for c in truth["collections"]]
+    assert proc["collected"] == sum(c["collected"] for c in truth["collections"])
+
+
+def test_pauses_match_the_callbacks(interp, known_run):
+    exact_only(interp)
+    proc, mine, report, err, truth = known_run
+    theirs = truth["collections"]
+    for got, cb in zip(mine, theirs):
+        # the callbacks run around the probes: each pause is inside its interval
+        assert got["pause_us"] * 1e3 <= cb["duration_ns"] + 1000, (got, cb)
+    total = sum(c["pause_us"] for c in mine)
+    truth_us = sum(c["duration_ns"] for c in theirs) / 1e3
+    assert abs(total - truth_us) <= 0.2 * truth_us, (total, truth_us)
+    assert abs(proc["paused_us"] - total) <= 0.01 * total + 1
+    assert sum(proc["hist_usecs_log2"]) == ROUNDS
+
+
+def test_triggering_stack(interp, known_run):
+    exact_only(interp)
+    proc, mine, report, err, truth = known_run
+    for c in mine:
+        assert c["stack"] and c["stack"][0].startswith("collect_generation ("), c
+        assert any(f.startswith("known (") for f in c["stack"]), c
+
+
+def test_without_probes_says_so(interp, known_run):
+    if has_probes(interp):
+        pytest.skip("this interpreter has the probes")
+    proc, mine, report, err, truth = known_run
+    assert proc["method"] != "exact"
+    assert "--with-dtrace" in proc["why"], proc
+    assert not mine

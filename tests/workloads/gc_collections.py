@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Collections of known size, timed by the collector's own callbacks.
+
+Usage: python gc_collections.py SCRATCH MODE [SECONDS]
+
+Automatic collections are off (gc.disable()): every collection is one
+this script asks for, so their number is known. It writes
+{"ready": true} to SCRATCH/state.json, waits for SCRATCH/go, then:
+
+  known   ROUNDS rounds: make K reference cycles (objects that refer to
+          themselves), drop them, gc.collect(round % 3) from
+          collect_generation(); SECONDS (default 3) apart in all.
+  heavy   for SECONDS (default 3): gc.collect() over a large live heap
+          (hundreds of thousands of tracked objects), from collect_loop():
+          nearly all of the time in the collector.
+
+gc.callbacks time each collection (time.perf_counter_ns, the monotonic
+clock BPF's clock is) and note its generation and objects collected
+(collected + uncollectable, what gc__done passes). It writes
+{"done": true, "pid", "collections": [{"generation", "collected",
+"start_ns", "duration_ns"}], "cpu_s", "wall_s"} to SCRATCH/truth.json
+and exits at once (os._exit: the interpreter's finalization collects too). Runs on Python 3.8+.
+"""
+import gc
+import json
+import os
+import sys
+import time
+
+ROUNDS = 45
+K = 20000
+
+log = []
+_open = {}
+
+
+def on_gc(phase, info):
+    now = time.perf_counter_ns()
+    if phase == "start":
+        _open["t"] = now
+    elif "t" in _open:
+        start = _open.pop("t")
+        log.append({"generation": info["generation"],
+                    "collected": info["collected"] + info["uncollectable"],
+                    "start_ns": start, "duration_ns": now - start})
+
+
+class Node:
+    def __init__(self):
+        self.me = self
+
+
+def make_cycles(k):
+    keep = [Node() for _ in range(k)]
+    del keep
+
+
+def collect_generation(gen):
+    gc.collect(gen)
+
+
+def known(seconds):
+    pause = seconds / ROUNDS
+    for i in range(ROUNDS):
+        make_cycles(K)
+        collect_generation(i % 3)
+        time.sleep(pause)
+
+
+def collect_loop(seconds):
+    heap = [[i] for i in range(300000)]
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        gc.collect()
+    return len(heap)
+
+
+def write(path, data):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fp:
+        json.dump(data, fp)
+    os.rename(tmp, path)
+
+
+def main():
+    scratch, mode = sys.argv[1], sys.argv[2]
+    seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 3.0
+    gc.disable()
+    gc.collect()
+    write(os.path.join(scratch, "state.json"), {"ready": True, "pid": os.getpid()})
+    go = os.path.join(scratch, "go")
+    while not os.path.exists(go):
+        time.sleep(0.01)
+    gc.callbacks.append(on_gc)
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    if mode == "known":
+        known(seconds)
+    else:
+        collect_loop(seconds)
+    gc.callbacks.remove(on_gc)
+    write(os.path.join(scratch, "truth.json"),
+          {"done": True, "pid": os.getpid(), "collections": log,
+           "cpu_s": time.process_time() - cpu0, "wall_s": time.monotonic() - wall0})
+
+
+if __name__ == "__main__":
+    main()
+    # no finalization: its collections are not the ones this script knows
+    os._exit(0)
