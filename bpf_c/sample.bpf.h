@@ -3,7 +3,8 @@
  * The on-CPU sampling program, shared by pyprofile and by pyoffcpu's text
  * when pyprofile --wall compiles it (PYB_WALL): on each perf-event sample
  * of a registered Python process, walk its Python stack, take kernel and
- * native user stack ids, and count the combination (PYB_KIND_SAMPLE).
+ * native user stack ids, and count the combination (PYB_KIND_SAMPLE),
+ * marked if the thread was running a collection (a [gc] frame).
  * The includer declares the stack_traces map first.
  *
  * Compile-time parameters (-D): USER_STACKS, KERNEL_STACKS, PYB_ASYNC.
@@ -12,6 +13,7 @@
 
 #include "pystacks.bpf.h"
 #include "asyncio.bpf.h"
+#include "gc_flag.bpf.h"
 
 /* The end of a sample's native walk: count it. */
 static __always_inline void pyb_sample_finish(void *ctx, struct pyb_native_scratch *ns, s32 id)
@@ -53,6 +55,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	key.pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
 	if (key.pystack)
 		PYB_ASYNC_KEY(ctx, &key, L, s, pid);
+	if (pyb_collecting(proc, L, tid))
+		key.flags |= PYB_COUNT_GC; /* shown as a [gc] frame */
 	key.user_stack = -1;
 	key.kernel_stack = KERNEL_STACKS ? stack_traces.get_stackid(ctx, 0) : -1;
 	if (USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS)) {

@@ -5,14 +5,15 @@ assertion. Where the interpreter has CPython's gc__start/gc__done probes
 (Debian's builds: the host's 3.11, bullseye's 3.9, sid's 3.13-3.15, in
 their chroots and PID namespaces) every collection is counted, with its
 generation, objects collected and the stack that asked for it, and its
-pause within the callbacks' interval."""
+pause within the callbacks' interval. pyprofile marks the samples of a
+collecting thread with a [gc] frame, on every interpreter."""
 import json
 import os
 
 import pytest
 
 from conftest import tool_path, WORKLOADS
-from profiling import run_on_cue
+from profiling import run_on_cue, parse_folded
 
 WORKLOAD = os.path.join(WORKLOADS, "gc_collections.py")
 ROUNDS = 45  # gc_collections.py's known mode
@@ -95,3 +96,32 @@ def test_without_probes_says_so(interp, known_run):
     assert proc["method"] != "exact"
     assert "--with-dtrace" in proc["why"], proc
     assert not mine
+
+
+@pytest.fixture(scope="module")
+def heavy_profile(interp, tmp_path_factory):
+    """pyprofile -f of the heavy mode (gc.collect() over a large live heap
+    in a loop), and the workload's own log."""
+    text, err, truth = run_on_cue(interp, tool_path("pyprofile"), WORKLOAD,
+                                  tmp_path_factory.mktemp("gcprof"),
+                                  ["-F", "199", "--format", "folded"], ["heavy", "3"],
+                                  truth=("truth.json", "done"))
+    return parse_folded(text), err, truth
+
+
+def test_pyprofile_marks_gc(interp, heavy_profile):
+    """pyprofile marks the samples of the collecting thread with [gc]: at
+    least 80% of the loop's samples, when the workload's callbacks say it
+    spent at least 90% of its time collecting."""
+    stacks, err, truth = heavy_profile
+    in_loop = [(s, n) for s, _, n in stacks if any(f.startswith("collect_loop (") for f in s)]
+    total = sum(n for _, n in in_loop)
+    marked = sum(n for s, n in in_loop if "[gc]" in s)
+    gc_share = sum(c["duration_ns"] for c in truth["collections"]) / 1e9 / truth["wall_s"]
+    assert gc_share >= 0.9, gc_share
+    assert total >= 20, (total, err)  # enough samples for a share to mean something
+    assert marked >= 0.8 * total, (marked, total, err)
+    # [gc] sits on top of the user frames, below the kernel's
+    for s, _ in in_loop:
+        if "[gc]" in s:
+            assert all(not f.endswith("_[k]") for f in s[:s.index("[gc]")]), s

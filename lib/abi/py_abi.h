@@ -89,6 +89,9 @@ struct pyb_proc {
 	/* _PyEval_EvalFrameDefault's code in the process, [start, end);
 	 * unused ranges are 0, 0 */
 	pyb_u64 eval_start[PYB_EVAL_RANGES], eval_end[PYB_EVAL_RANGES];
+	/* the main interpreter's collector: its `collecting` int and its GIL,
+	 * whose holder runs a collection (cpython/gc_flag.h); 0: unknown */
+	pyb_u64 gc_collecting, gc_gil;
 };
 
 enum pyb_frame_flags {
@@ -166,9 +169,10 @@ enum pyb_count_kind {
 	PYB_KIND_GC_PAUSE = 6,  /* pymem --gc: time collecting, by the triggering stack */
 };
 
-/* Set by user space only, at the end of a run (BPF writes 0). */
+/* PYB_COUNT_OPEN set by user space only, at the end of a run; PYB_COUNT_GC by BPF. */
 enum pyb_count_flags {
 	PYB_COUNT_OPEN = 1 << 0, /* the interval was still open when the run ended */
+	PYB_COUNT_GC = 1 << 1,   /* set by BPF: sampled while the thread ran a collection */
 };
 
 /* A stack id for a stack that was not taken (user space read the Python

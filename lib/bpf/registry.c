@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "cpython/open.h"
 #include "bpf/registry.h"
+#include "cpython/gc_flag.h"
 
 #include <bcc/libbpf.h>
 #include <dirent.h>
@@ -254,6 +255,11 @@ static int register_bpf(struct py_registry *r, struct py_target *t)
 		cfg.flags |= PYB_PROC_OTHER_PIDNS;
 		cfg.pidns_dev = (uint64_t)ns.st_dev;
 		cfg.pidns_ino = (uint64_t)ns.st_ino;
+	}
+	if (py_gc_flag_locate(&t->proc, &t->gc_collecting, &t->gc_gil, t->gc_why,
+			      sizeof(t->gc_why)) == 0) {
+		cfg.gc_collecting = t->gc_collecting;
+		cfg.gc_gil = t->gc_gil;
 	}
 	/* what the tool keeps beside it (the GIL's address) first: BPF sees
 	 * the process whole from its first event */

@@ -53,6 +53,10 @@ struct py_target {
 	uint64_t active_since_ns; /* when it last became TARGET_ACTIVE */
 	char exec_comm[16]; /* its name when its exec was announced ("" unknown) */
 	struct py_offsets_candidates cand; /* TARGET_WAITING: the offsets to check again */
+	/* the collector's flag and the GIL whose holder runs a collection
+	 * (cpython/gc_flag.h), as BPF has them; 0: unknown, gc_why says why */
+	uint64_t gc_collecting, gc_gil;
+	char gc_why[160];
 	uint64_t retry_ns; /* TARGET_WAITING: between checks */
 };
 

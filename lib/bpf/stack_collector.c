@@ -712,8 +712,10 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 				c->missed_kernel += value;
 		}
 		leaf_markers(f, &key, leaves);
+		/* a collection the thread ran: on top of its user frames */
 		add_row(out, &key, &user,
-			key.kind == PYB_KIND_BLOCKED || runnable ? f->offcpu_marker : NULL, &kernel,
+			key.flags & PYB_COUNT_GC ? GC_MARKER
+			: key.kind == PYB_KIND_BLOCKED || runnable ? f->offcpu_marker : NULL, &kernel,
 			leaves, keep && cut_at >= 0 ? task_name(task) : NULL, value);
 		if (!report_find_proc(out, (pid_t)key.pid) &&
 		    report_set_proc(out, (pid_t)key.pid, t ? t->proc.comm : NULL,

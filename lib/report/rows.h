@@ -101,6 +101,9 @@ struct report {
  * time counts up to the end): off CPU, or waiting for the GIL. */
 #define STILL_BLOCKED_MARKER "[still blocked]"
 #define STILL_WAITING_MARKER "[still waiting for the GIL]"
+/* On top of the user frames of a sample taken while its thread ran a
+ * collection of the cyclic garbage collector (pyprofile, --wall). */
+#define GC_MARKER "[gc]"
 /* Leaf frame of a stack whose native frames were taken under mappings of
  * code that changed since (a library unloaded, another loaded there): left
  * out rather than named after another file. */
