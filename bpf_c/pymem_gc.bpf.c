@@ -13,12 +13,19 @@
  * (an entry's seq, written last, says it is whole), and its time in
  * microseconds to the counts by the Python stack that triggered it.
  *
+ * Where a process has no probes (or they cannot be attached), on_gc_sample
+ * samples its collector instead: a CPU-clock sample of a thread that holds
+ * the GIL while the collecting flag is set (gc_flag.bpf.h) counts for its
+ * process in gc_sampled.
+ *
  * Compile-time parameters (-D): PYSTACKS_SIZE, COUNTS_SIZE (pystacks.bpf.h),
  * GC_LOG_SIZE (a power of two).
  */
 #include <uapi/linux/ptrace.h>
+#include <uapi/linux/bpf_perf_event.h>
 
 #include "pystacks.bpf.h"
+#include "gc_flag.bpf.h"
 #include "../lib/abi/gc_abi.h"
 
 BPF_HASH(gc_probes, u32, struct pyb_gc_probes, 4096);      /* pid -> its arguments */
@@ -26,6 +33,7 @@ BPF_HASH(gc_open, u32, struct pyb_gc_event, 65536);        /* tid -> collection 
 BPF_ARRAY(gc_log, struct pyb_gc_event, GC_LOG_SIZE);
 BPF_ARRAY(gc_log_head, u64, 1);                            /* collections logged */
 BPF_PERCPU_ARRAY(gc_scratch, struct pyb_gc_event, 1);
+BPF_HASH(gc_sampled, u32, u64, 4096); /* pid -> samples taken collecting */
 /* When the run ended (user space sets it): later collections are not
  * logged, so the report counts the same ones the log has. */
 BPF_ARRAY(run_end, u64, 1);
@@ -137,5 +145,22 @@ int gc_done(struct pt_regs *ctx)
 		}
 	}
 	gc_open.delete(&tid);
+	return 0;
+}
+
+int on_gc_sample(struct bpf_perf_event_data *ctx)
+{
+	u32 pid = bpf_get_current_pid_tgid() >> 32, tid = (u32)bpf_get_current_pid_tgid();
+	u64 *n = gc_sampled.lookup(&pid);
+	struct pyb_proc *proc;
+	struct pyb_layout *L;
+	u32 layout;
+
+	if (!n || !(proc = procs.lookup(&pid)))
+		return 0;
+	layout = proc->layout;
+	L = layouts.lookup(&layout);
+	if (L && !run_over(bpf_ktime_get_ns()) && pyb_collecting(proc, L, tid))
+		__sync_fetch_and_add(n, 1);
 	return 0;
 }

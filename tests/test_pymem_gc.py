@@ -36,8 +36,10 @@ def has_probes(interp):
 def known_run(interp, pymem, tmp_path_factory):
     """The report (json) of one run of the known mode, the tool's stderr,
     and the workload's own log of its collections."""
+    # without probes, the sampled method: the heavy mode, mostly collecting
     text, err, truth = run_on_cue(interp, pymem, WORKLOAD, tmp_path_factory.mktemp("gc"),
-                                  ["--gc", "--format", "json"], ["known", "3"],
+                                  ["--gc", "--format", "json"],
+                                  ["known" if has_probes(interp) else "heavy", "3"],
                                   truth=("truth.json", "done"))
     report = json.loads(text)
     assert len(report["processes"]) == 1, text[:2000]
@@ -89,13 +91,26 @@ def test_triggering_stack(interp, known_run):
         assert any(f.startswith("known (") for f in c["stack"]), c
 
 
-def test_without_probes_says_so(interp, known_run):
+def test_sampled_without_probes(interp, known_run):
+    """pyenv's builds: the report says "sampled" and why, and the time
+    collecting on CPU is within what the run allows: at most the callbacks'
+    time and the process's CPU time, at least its CPU time less the time it
+    spent outside collections, each give or take 3 sqrt(n) + 2 samples."""
     if has_probes(interp):
-        pytest.skip("this interpreter has the probes")
+        pytest.skip("this interpreter has the probes: exact, not sampled")
     proc, mine, report, err, truth = known_run
-    assert proc["method"] != "exact"
+    assert proc["method"] == "sampled", proc
     assert "--with-dtrace" in proc["why"], proc
-    assert not mine
+    assert not mine  # no collections listed: only the probes see them
+    period_us = 1e6 / proc["sample_hz"]
+    n = proc["samples"]
+    slack = (3 * n ** 0.5 + 2) * period_us
+    gc_us = sum(c["duration_ns"] for c in truth["collections"]) / 1e3
+    cpu_us, wall_us = truth["cpu_s"] * 1e6, truth["wall_s"] * 1e6
+    high = min(gc_us, cpu_us) + slack
+    low = cpu_us - (wall_us - gc_us) - slack
+    assert low <= proc["paused_us"] <= high, (proc, low, high, truth["cpu_s"], truth["wall_s"])
+    assert n >= 20, proc  # enough samples for the bound to mean something
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,13 @@
  * Exact where the interpreter has CPython's gc__start/gc__done USDT
  * probes (built --with-dtrace, as Debian's are): each process gets its
  * own uprobes, the kernel raising the probes' semaphores in that process
- * (bpf/usdt_attach.h), so it works in chroots and containers too. An
- * interpreter without the probes is named in the report with the reason,
- * its pauses not measured (the sampled method, from the collector's
- * `collecting` flag, is not built yet).
+ * (bpf/usdt_attach.h), so it works in chroots and containers too.
+ * Sampled elsewhere (pyenv's builds have no probes) and where the probes
+ * cannot be attached: GC_SAMPLE_HZ CPU-clock samples of the thread that
+ * holds the GIL while the collector's `collecting` flag is set
+ * (cpython/gc_flag.h) give the time spent collecting on CPU, without
+ * collections or their stacks. The report says which method each process
+ * got, and why not the exact one.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -41,8 +44,11 @@ extern const char pymem_gc_bpf_text[];
 #define GC_KEEP_MAX 1000000    /* collections kept for the report; then counted only */
 #define GC_TOP_DEFAULT 10      /* longest collections listed per process */
 #define GC_GENERATIONS 3
+#define GC_SAMPLE_HZ 997       /* the sampled method's rate */
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
-enum gc_method { GC_UNSEEN, GC_EXACT, GC_NOT_MEASURED };
+enum gc_method { GC_UNSEEN, GC_EXACT, GC_SAMPLED, GC_NOT_MEASURED };
 
 /* What one process's collections added up to (over the run, or an interval). */
 struct gc_totals {
@@ -56,7 +62,8 @@ struct gc_proc {
 	char comm[32];
 	char version[24];
 	enum gc_method method;
-	char why[160];           /* GC_NOT_MEASURED: why not */
+	char why[200];           /* GC_SAMPLED, GC_NOT_MEASURED: why not exact */
+	uint64_t samples;        /* GC_SAMPLED: samples taken collecting */
 	int fds[2];              /* the uprobes (gc__done, gc__start); -1 none */
 	struct gc_totals all, interval;
 	struct log2_hist hist;   /* pauses in microseconds */
@@ -65,7 +72,8 @@ struct gc_proc {
 struct gc_run {
 	struct pymem_options *o;
 	struct tool_session *s;
-	int start_fd, done_fd, probes_fd, log_fd, head_fd;
+	int start_fd, done_fd, probes_fd, log_fd, head_fd, sampled_fd;
+	uint64_t period_ns;        /* the sampled method's sample period */
 	struct gc_proc *procs;
 	size_t nprocs, cap_procs;
 	struct pyb_gc_event *log;  /* kept collections, in order */
@@ -140,59 +148,86 @@ static int usdt_arg(const struct stapsdt_probe *probe, struct pyb_usdt_arg *out)
 	return 0;
 }
 
-/* The probes of a process that becomes a target (again after an exec). */
+/* The exact method: p's probes attached. Returns 0, or -1 with why in err. */
+static int attach_probes(struct gc_run *r, struct py_target *t, struct gc_proc *p, char *err,
+			 size_t len)
+{
+	struct stapsdt_probe start, done;
+	struct pyb_gc_probes args;
+	struct elf_image img;
+	uint32_t key = (uint32_t)t->pid;
+	int rs, rd;
+
+	if (py_process_open_interp(&t->proc, &img) < 0) {
+		snprintf(err, len, "its interpreter's file cannot be read");
+		return -1;
+	}
+	rs = stapsdt_find(&img, "python", "gc__start", &start);
+	rd = stapsdt_find(&img, "python", "gc__done", &done);
+	elf_image_close(&img);
+	if (rs > 0 || rd > 0) {
+		snprintf(err, len, "no gc__start/gc__done probes in its interpreter (built "
+				   "without --with-dtrace)");
+		return -1;
+	}
+	if (rs < 0 || rd < 0 || usdt_arg(&start, &args.generation) < 0 ||
+	    usdt_arg(&done, &args.collected) < 0) {
+		snprintf(err, len, "its gc__start/gc__done probes are not of a form pymem knows");
+		return -1;
+	}
+	if (bpf_update_elem(r->probes_fd, &key, &args, BPF_ANY) < 0) {
+		snprintf(err, len, "no room for it in BPF's table of processes");
+		return -1;
+	}
+	/* done first: a collection that starts once both are on is paired */
+	if ((p->fds[0] = usdt_attach(r->done_fd, t->pid, &t->proc.interp_file, &done, err,
+				     len)) < 0 ||
+	    (p->fds[1] = usdt_attach(r->start_fd, t->pid, &t->proc.interp_file, &start, err,
+				     len)) < 0) {
+		close_probes(p);
+		bpf_delete_elem(r->probes_fd, &key);
+		return -1;
+	}
+	return 0;
+}
+
+/* The method of a process that becomes a target (again after an exec):
+ * exact if it can be, else sampled if its collector's flag was found. */
 static void on_active(void *ctx, struct py_target *t)
 {
 	struct gc_run *r = ctx;
 	struct gc_proc *p = proc_of(r, t->pid, true);
-	struct stapsdt_probe start, done;
-	struct pyb_gc_probes args;
-	struct elf_image img;
-	char err[160];
-	int rs, rd;
 	uint32_t key = (uint32_t)t->pid;
+	uint64_t zero = 0;
+	char err[160];
 
 	if (!p)
 		return;
 	close_probes(p);
+	bpf_delete_elem(r->sampled_fd, &key);
 	snprintf(p->comm, sizeof(p->comm), "%s", t->proc.comm);
 	snprintf(p->version, sizeof(p->version), "%s", t->proc.version_str);
 	if (t->proc.free_threaded) {
 		not_measured(p, "free-threaded build: not supported");
 		return;
 	}
-	if (py_process_open_interp(&t->proc, &img) < 0) {
-		not_measured(p, "its interpreter's file cannot be read");
+	if (attach_probes(r, t, p, err, sizeof(err)) == 0) {
+		p->method = GC_EXACT;
+		p->why[0] = '\0';
 		return;
 	}
-	rs = stapsdt_find(&img, "python", "gc__start", &start);
-	rd = stapsdt_find(&img, "python", "gc__done", &done);
-	elf_image_close(&img);
-	if (rs > 0 || rd > 0) {
-		not_measured(p, "no gc__start/gc__done probes in its interpreter (built without "
-				"--with-dtrace); the sampled method is not built yet");
+	if (!t->gc_collecting || !t->gc_gil) {
+		not_measured(p, err);
+		snprintf(p->why + strlen(p->why), sizeof(p->why) - strlen(p->why),
+			 "; not sampled: %s", t->gc_why);
 		return;
 	}
-	if (rs < 0 || rd < 0 || usdt_arg(&start, &args.generation) < 0 ||
-	    usdt_arg(&done, &args.collected) < 0) {
-		not_measured(p, "its gc__start/gc__done probes are not of a form pymem knows");
-		return;
-	}
-	if (bpf_update_elem(r->probes_fd, &key, &args, BPF_ANY) < 0) {
+	if (bpf_update_elem(r->sampled_fd, &key, &zero, BPF_ANY) < 0) {
 		not_measured(p, "no room for it in BPF's table of processes");
 		return;
 	}
-	/* done first: a collection that starts once both are on is paired */
-	if ((p->fds[0] = usdt_attach(r->done_fd, t->pid, &t->proc.interp_file, &done, err,
-				     sizeof(err))) < 0 ||
-	    (p->fds[1] = usdt_attach(r->start_fd, t->pid, &t->proc.interp_file, &start, err,
-				     sizeof(err))) < 0) {
-		close_probes(p);
-		not_measured(p, err);
-		return;
-	}
-	p->method = GC_EXACT;
-	p->why[0] = '\0';
+	p->method = GC_SAMPLED;
+	snprintf(p->why, sizeof(p->why), "%s", err);
 }
 
 static void totals_add(struct gc_totals *t, const struct pyb_gc_event *e)
@@ -268,7 +303,19 @@ static void drain(struct gc_run *r)
 
 static const char *method_name(enum gc_method m)
 {
-	return m == GC_EXACT ? "exact (gc__start/gc__done probes)" : "not measured";
+	return m == GC_EXACT     ? "exact (gc__start/gc__done probes)"
+	       : m == GC_SAMPLED ? "sampled (the collector's flag, " STR(GC_SAMPLE_HZ) " Hz)"
+				 : "not measured";
+}
+
+/* GC_SAMPLED: what BPF counted for p so far. */
+static void read_samples(struct gc_run *r, struct gc_proc *p)
+{
+	uint32_t key = (uint32_t)p->pid;
+	uint64_t n;
+
+	if (p->method == GC_SAMPLED && bpf_lookup_elem(r->sampled_fd, &key, &n) == 0)
+		p->samples = n;
 }
 
 static void print_proc_title(FILE *out, const struct gc_proc *p)
@@ -277,8 +324,8 @@ static void print_proc_title(FILE *out, const struct gc_proc *p)
 	text_escape_write(out, p->comm);
 	fprintf(out, ")%s%s: %s", p->version[0] ? " Python " : "", p->version,
 		method_name(p->method));
-	if (p->method == GC_NOT_MEASURED) {
-		fputs(": ", out);
+	if (p->method != GC_EXACT) {
+		fputs(p->method == GC_SAMPLED ? ", not exact: " : ": ", out);
 		text_escape_write(out, p->why);
 	}
 	fputc('\n', out);
@@ -356,6 +403,19 @@ static double run_seconds(const struct gc_run *r, uint64_t end_ns)
 	return end_ns > r->start_ns ? (double)(end_ns - r->start_ns) / 1e9 : 0;
 }
 
+static void print_sampled(struct gc_run *r, struct gc_proc *p, FILE *out, double run_s)
+{
+	double ms;
+
+	read_samples(r, p);
+	ms = (double)(p->samples * r->period_ns) / 1e6;
+	fprintf(out, "  about %.1f ms collecting on CPU (%" PRIu64 " sample%s)", ms, p->samples,
+		p->samples == 1 ? "" : "s");
+	if (run_s >= 0.5)
+		fprintf(out, ", %.2f%% of the %.1f s run", ms / 10.0 / run_s, run_s);
+	fputs("; collections, their sizes and stacks need the probes\n", out);
+}
+
 static void print_text(struct gc_run *r, FILE *out, uint64_t end_ns)
 {
 	double run_s = run_seconds(r, end_ns);
@@ -369,6 +429,8 @@ static void print_text(struct gc_run *r, FILE *out, uint64_t end_ns)
 			continue;
 		fputc('\n', out);
 		print_proc_title(out, p);
+		if (p->method == GC_SAMPLED)
+			print_sampled(r, p, out, run_s);
 		if (p->method != GC_EXACT)
 			continue;
 		print_totals(out, &p->all, run_s);
@@ -405,7 +467,7 @@ static void print_json(struct gc_run *r, FILE *out, uint64_t end_ns)
 
 	fprintf(out, "{\"duration_s\":%.3f,\"processes\":[", run_s);
 	for (size_t i = 0; i < r->nprocs; i++) {
-		const struct gc_proc *p = &r->procs[i];
+		struct gc_proc *p = &r->procs[i];
 		int last = LOG2_HIST_SLOTS - 1;
 
 		if (p->method == GC_UNSEEN)
@@ -416,10 +478,18 @@ static void print_json(struct gc_run *r, FILE *out, uint64_t end_ns)
 		fputs(",\"python\":", out);
 		json_write_string(out, p->version);
 		fprintf(out, ",\"method\":\"%s\"",
-			p->method == GC_EXACT ? "exact" : "not measured");
+			p->method == GC_EXACT ? "exact" : p->method == GC_SAMPLED ? "sampled"
+										 : "not measured");
 		if (p->method != GC_EXACT) {
 			fputs(",\"why\":", out);
 			json_write_string(out, p->why);
+			if (p->method == GC_SAMPLED) {
+				read_samples(r, p);
+				fprintf(out, ",\"samples\":%" PRIu64 ",\"sample_hz\":%d,"
+					     "\"paused_us\":%.1f",
+					p->samples, GC_SAMPLE_HZ,
+					(double)(p->samples * r->period_ns) / 1e3);
+			}
 			fputc('}', out);
 			continue;
 		}
@@ -464,6 +534,13 @@ static void print_interval(struct gc_run *r, uint64_t now)
 	for (size_t i = 0; i < r->nprocs; i++) {
 		struct gc_proc *p = &r->procs[i];
 
+		if (p->method == GC_SAMPLED) {
+			uint64_t before = p->samples;
+
+			read_samples(r, p);
+			fprintf(r->table, "PID %d: about %.1f ms collecting on CPU (sampled)\n",
+				(int)p->pid, (double)((p->samples - before) * r->period_ns) / 1e6);
+		}
 		if (p->method != GC_EXACT)
 			continue;
 		fprintf(r->table, "PID %d: ", (int)p->pid);
@@ -504,9 +581,11 @@ static int compile(const struct pymem_options *o, struct tool_session *s)
 static int start(struct gc_run *r)
 {
 	struct tool_session *s = r->s;
+	int sample_fd, hz = GC_SAMPLE_HZ;
 
 	if ((r->done_fd = tool_load(s, "gc_done", BPF_PROG_TYPE_KPROBE)) < 0 ||
-	    (r->start_fd = tool_load(s, "gc_start", BPF_PROG_TYPE_KPROBE)) < 0)
+	    (r->start_fd = tool_load(s, "gc_start", BPF_PROG_TYPE_KPROBE)) < 0 ||
+	    (sample_fd = tool_load(s, "on_gc_sample", BPF_PROG_TYPE_PERF_EVENT)) < 0)
 		return -1;
 	if (bpfmod_wait_loads(&s->bpf) < 0) {
 		fprintf(stderr, "pymem: %s\n", s->bpf.err);
@@ -515,12 +594,17 @@ static int start(struct gc_run *r)
 	r->probes_fd = tool_table(s, "gc_probes");
 	r->log_fd = tool_table(s, "gc_log");
 	r->head_fd = tool_table(s, "gc_log_head");
-	if (r->probes_fd < 0 || r->log_fd < 0 || r->head_fd < 0) {
+	r->sampled_fd = tool_table(s, "gc_sampled");
+	if (r->probes_fd < 0 || r->log_fd < 0 || r->head_fd < 0 || r->sampled_fd < 0) {
 		fprintf(stderr, "pymem: the GC program lacks its tables\n");
 		return -1;
 	}
 	s->on_active = on_active;
 	s->on_active_ctx = r;
+	/* cheap where no process is sampled: a look-up per sample */
+	if (session_attach_sampling(s, sample_fd, &hz) < 0)
+		return -1;
+	r->period_ns = session_sample_period_ns(s);
 	session_install_signals();
 	r->start_ns = monotonic_ns();
 	if (session_start_discovery(s) < 0)
