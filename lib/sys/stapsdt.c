@@ -111,7 +111,7 @@ int stapsdt_parse_args(const char *spec, struct stapsdt_arg *args, int max)
 }
 
 /* The file offset of linked address vaddr, by the PT_LOAD whose file
- * bytes hold it; -1 if none does. */
+ * bytes hold it; -1 if none does or the file is shorter. */
 static int offset_of_vaddr(const struct elf_image *img, uint64_t vaddr, uint64_t *off)
 {
 	for (size_t i = 0; i < img->nphdrs; i++) {
@@ -120,7 +120,8 @@ static int offset_of_vaddr(const struct elf_image *img, uint64_t vaddr, uint64_t
 		if (ph->p_type == PT_LOAD && vaddr >= ph->p_vaddr &&
 		    vaddr - ph->p_vaddr < ph->p_filesz) {
 			*off = vaddr - ph->p_vaddr + ph->p_offset;
-			return 0;
+			/* headers may claim bytes the file does not have */
+			return *off < ph->p_offset || *off >= img->file_size ? -1 : 0;
 		}
 	}
 	return -1;

@@ -3,11 +3,13 @@
  * lib/sys/elf_image.c on hostile binaries: the input is a file (a memfd opened
  * by path), queried the way lib/py_process.c queries an interpreter:
  * symbols, sections, bytes at addresses, build id, debuglink, .rodata
- * strings. Seeds: real interpreters and libraries, whole or cut down to
- * their headers, symbol tables, notes and data (run.sh).
+ * strings, USDT probes (sys/stapsdt.h). Seeds: real interpreters and
+ * libraries, whole or cut down to their headers, symbol tables, notes and
+ * data (run.sh).
  */
 #include "sys/elf_image.h"
 #include "sys/code_fragments.h"
+#include "sys/stapsdt.h"
 #include "fuzz_common.h"
 #include "cpython/version.h"
 
@@ -101,6 +103,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(strlen(small) < sizeof(small));
 	(void)elf_image_each_string(&img, ".rodata", each_string, &versions);
 	(void)elf_image_each_string(&img, ".dynstr", stop_at_first, NULL);
+	/* as pymem --gc: USDT notes, their addresses and argument specs */
+	for (int i = 0; i < 2; i++) {
+		struct stapsdt_probe probe;
+
+		if (stapsdt_find(&img, "python", i ? "gc__done" : "gc__start", &probe) != 0)
+			continue;
+		FUZZ_CHECK(probe.nargs >= 0 && probe.nargs <= STAPSDT_MAX_ARGS);
+		FUZZ_CHECK(probe.pc_offset < size && probe.sem_offset < size);
+		for (int k = 0; k < probe.nargs; k++)
+			FUZZ_CHECK(probe.args[k].reg < XREG_COUNT &&
+				   (probe.args[k].size == 1 || probe.args[k].size == 2 ||
+				    probe.args[k].size == 4 || probe.args[k].size == 8));
+	}
 	FUZZ_CHECK(img.bytes_read <= ELF_IMAGE_READ_BUDGET);
 	{
 		/* a section's bytes are read once: the same questions again read nothing */
