@@ -30,6 +30,7 @@ SCRIPTS = {
     "peer_austin.py": [["--rates", "99"]],
     "pydump_threads.py": [[]],
     "pymem_census.py": [[]],
+    "pymem_gc.py": [[]],
     "pymem_growth.py": [[]],
     "pyprofile_overhead.py": [[]],
     "report.py": [["-o", os.devnull]],
