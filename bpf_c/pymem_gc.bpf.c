@@ -99,7 +99,6 @@ int gc_start(struct pt_regs *ctx)
 	ev->generation = (s32)gc_arg(ctx, &probes->generation);
 	proc = pyb_target(pid, &L, &s);
 	if (proc) {
-		pyb_stat(PYB_STAT_SAMPLES);
 		ev->pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
 	}
 	/* the walk's time is the probe's, not the collection's */
@@ -151,12 +150,23 @@ int gc_done(struct pt_regs *ctx)
 int on_gc_sample(struct bpf_perf_event_data *ctx)
 {
 	u32 pid = bpf_get_current_pid_tgid() >> 32, tid = (u32)bpf_get_current_pid_tgid();
-	u64 *n = gc_sampled.lookup(&pid);
+	u64 *n;
 	struct pyb_proc *proc;
 	struct pyb_layout *L;
 	u32 layout;
 
-	if (!n || !(proc = procs.lookup(&pid)))
+	/* every sample counted as pyprofile counts them: the session checks
+	 * the rate the kernel reached, and so the time a sample stands for */
+	if (!pid) {
+		pyb_stat(PYB_STAT_IDLE);
+		return 0;
+	}
+	if (!(proc = procs.lookup(&pid))) {
+		pyb_stat(PYB_STAT_OTHER);
+		return 0;
+	}
+	pyb_stat(PYB_STAT_SAMPLES);
+	if (!(n = gc_sampled.lookup(&pid)))
 		return 0;
 	layout = proc->layout;
 	L = layouts.lookup(&layout);

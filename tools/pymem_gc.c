@@ -604,7 +604,7 @@ static int start(struct gc_run *r)
 	/* cheap where no process is sampled: a look-up per sample */
 	if (session_attach_sampling(s, sample_fd, &hz) < 0)
 		return -1;
-	r->period_ns = session_sample_period_ns(s);
+	r->period_ns = session_sample_period_ns(s); /* as asked, until the end */
 	session_install_signals();
 	r->start_ns = monotonic_ns();
 	if (session_start_discovery(s) < 0)
@@ -684,8 +684,10 @@ int pymem_gc(struct pymem_options *o, struct tool_session *s)
 			goto out;
 		}
 		session_run(s, o->cli.duration);
+		/* the kernel may have reached less than the rate asked */
+		r.period_ns = session_sample_period_ns(s);
 		rc = report(&r);
-		session_print_summary(s, "collection", "collections");
+		session_print_summary(s, "sample", "samples");
 		rc = cli_exit_status(&o->cli, s, rc);
 	}
 out:
