@@ -9,6 +9,9 @@
  * gc_probes. A collection runs in the thread that triggered it, from
  * start to done, so it is paired by thread.
  *
+ * Its native stack is walked as pygil's waiters' are (unless --no-native),
+ * the collection's start taken again where the walk ends.
+ *
  * Each collection goes to gc_log, a ring user space drains every tick
  * (an entry's seq, written last, says it is whole), and its time in
  * microseconds to the counts by the Python stack that triggered it.
@@ -81,6 +84,31 @@ static __always_inline s64 gc_arg(struct pt_regs *ctx, const struct pyb_usdt_arg
 	}
 }
 
+/* The end of a collection's native walk: its stack, and the start again. */
+static __always_inline void pyb_gc_finish(void *ctx, struct pyb_native_scratch *ns, s32 id)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct pyb_gc_event *ev = gc_open.lookup(&tid);
+
+	if (ev) {
+		ev->user_stack = id;
+		ev->start_ns = bpf_ktime_get_ns();
+	}
+}
+BPF_PROG_ARRAY(native_walk_gc_tail, 1);
+int native_walk_gc(void *ctx)
+{
+	struct pyb_native_scratch *ns = pyb_native_chain_step(ctx);
+
+	if (!ns)
+		return 0;
+	if (!ns->done)
+		native_walk_gc_tail.call(ctx, 0);
+	/* done, or out of tail calls */
+	pyb_gc_finish(ctx, ns, pyb_native_store(ns));
+	return 0;
+}
+
 int gc_start(struct pt_regs *ctx)
 {
 	u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
@@ -97,13 +125,20 @@ int gc_start(struct pt_regs *ctx)
 	ev->pid = pid;
 	ev->tid = tid;
 	ev->generation = (s32)gc_arg(ctx, &probes->generation);
+	ev->user_stack = -1;
 	proc = pyb_target(pid, &L, &s);
-	if (proc) {
+	if (proc)
 		ev->pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
-	}
-	/* the walk's time is the probe's, not the collection's */
+	/* the walks' time is the probe's, not the collection's: the start is
+	 * taken again where the native walk ends */
 	ev->start_ns = bpf_ktime_get_ns();
 	gc_open.update(&tid, ev);
+	if (proc && (proc->flags & PYB_PROC_NATIVE_STACKS)) {
+		struct pyb_native_scratch *ns = pyb_native_begin(pid, ctx->ip, ctx->sp, ctx->bp);
+
+		if (ns)
+			native_walk_gc_tail.call(ctx, 0);
+	}
 	return 0;
 }
 
@@ -122,7 +157,7 @@ int gc_done(struct pt_regs *ctx)
 	if (!run_over(now)) {
 		struct pyb_count_key key = {
 			.pid = pid, .tid = tid, .kind = PYB_KIND_GC_PAUSE,
-			.pystack = ev->pystack, .user_stack = -1, .kernel_stack = -1,
+			.pystack = ev->pystack, .user_stack = ev->user_stack, .kernel_stack = -1,
 		};
 
 		bpf_get_current_comm(&key.comm, sizeof(key.comm));

@@ -583,6 +583,8 @@ static int start(struct gc_run *r)
 	struct tool_session *s = r->s;
 	int sample_fd, hz = GC_SAMPLE_HZ;
 
+	if (cli_native_chain(&r->o->cli, s, true, "native_walk_gc", BPF_PROG_TYPE_KPROBE) < 0)
+		return -1;
 	if ((r->done_fd = tool_load(s, "gc_done", BPF_PROG_TYPE_KPROBE)) < 0 ||
 	    (r->start_fd = tool_load(s, "gc_start", BPF_PROG_TYPE_KPROBE)) < 0 ||
 	    (sample_fd = tool_load(s, "on_gc_sample", BPF_PROG_TYPE_PERF_EVENT)) < 0)
@@ -619,7 +621,7 @@ static int write_stacks(struct gc_run *r)
 {
 	struct tool_session *s = r->s;
 	struct pymem_options *o = r->o;
-	struct stack_filter f = cli_stack_filter(&o->cli, false, false, NULL);
+	struct stack_filter f = cli_stack_filter(&o->cli, true, false, NULL);
 	struct report rep;
 	int rc;
 

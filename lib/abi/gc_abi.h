@@ -35,7 +35,7 @@ struct pyb_gc_event {
 	pyb_u64 seq;      /* its index in the log + 1, written last */
 	pyb_u32 pid, tid; /* host ids */
 	pyb_s32 generation;
-	pyb_u32 pad;
+	pyb_s32 user_stack; /* native stack id (native_maps); <0 none */
 	pyb_s64 collected; /* collected + uncollectable, as gc__done says */
 	pyb_u64 start_ns, duration_ns; /* BPF's monotonic clock */
 	pyb_u64 pystack;   /* the Python stack that triggered it; 0: none */
