@@ -355,11 +355,12 @@ static int by_duration_desc(const void *a, const void *b)
 	return x->duration_ns < y->duration_ns ? 1 : x->duration_ns > y->duration_ns ? -1 : 0;
 }
 
-static void stack_label(struct gc_run *r, uint64_t pystack, const char *sep, char *buf,
-			size_t len)
+/* The innermost max_frames Python frames of pystack, joined by sep. */
+static void stack_label(struct gc_run *r, uint64_t pystack, int max_frames, const char *sep,
+			char *buf, size_t len)
 {
 	if (!pystack || stack_collector_python_label(tool_collector(r->s), tool_registry(r->s),
-						     r->s->pystacks_fd, pystack, 8, sep, buf,
+						     r->s->pystacks_fd, pystack, max_frames, sep, buf,
 						     len) < 0)
 		snprintf(buf, len, "%s", pystack ? "[lost Python stack]" : "[no Python stack]");
 }
@@ -390,7 +391,7 @@ static void print_longest(struct gc_run *r, const struct gc_proc *p, FILE *out)
 		const struct pyb_gc_event *e = v[i];
 		double at = (double)(int64_t)(e->start_ns - r->start_ns) / 1e9;
 
-		stack_label(r, e->pystack, "\n  " "                                               ",
+		stack_label(r, e->pystack, 8, "\n  " "                                               ",
 			    label, sizeof(label));
 		fprintf(out, "  %10.3f %8u %3d %10.1f %10" PRId64 "  %s\n", at, e->tid,
 			e->generation, (double)e->duration_ns / 1e3, e->collected, label);
@@ -444,9 +445,9 @@ static void print_text(struct gc_run *r, FILE *out, uint64_t end_ns)
 
 static void json_stack(struct gc_run *r, FILE *out, uint64_t pystack)
 {
-	char label[4096];
+	static char label[65536];
 
-	stack_label(r, pystack, "\n", label, sizeof(label));
+	stack_label(r, pystack, 64, "\n", label, sizeof(label));
 	fputc('[', out);
 	for (char *f = label, *nl; f; f = nl) {
 		nl = strchr(f, '\n');
