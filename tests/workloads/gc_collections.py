@@ -12,19 +12,27 @@ this script asks for, so their number is known. It writes
           collect_generation(); SECONDS (default 3) apart in all.
   heavy   for SECONDS (default 3): gc.collect() over a large live heap
           (hundreds of thousands of tracked objects), from collect_loop():
-          nearly all of the time in the collector.
+          nearly all of the time in the collector. Meanwhile another
+          thread hashes in hash_loop(), on CPU without the GIL (hashlib
+          drops it for large buffers) while the main thread collects:
+          it runs no collection.
 
-gc.callbacks time each collection (time.perf_counter_ns, the monotonic
-clock BPF's clock is) and note its generation and objects collected
-(collected + uncollectable, what gc__done passes). It writes
+In the known mode gc.callbacks time each collection
+(time.perf_counter_ns, the monotonic clock BPF's clock is) and note its
+generation and objects collected (collected + uncollectable, what gc__done
+passes); in the heavy mode each gc.collect() call is timed instead (no
+callback: a collection that runs Python code, as callbacks are, may hand
+the GIL to the hashing thread while the collecting flag is set). It writes
 {"done": true, "pid", "collections": [{"generation", "collected",
 "start_ns", "duration_ns"}], "cpu_s", "wall_s"} to SCRATCH/truth.json
 and exits at once (os._exit: the interpreter's finalization collects too). Runs on Python 3.8+.
 """
 import gc
+import hashlib
 import json
 import os
 import sys
+import threading
 import time
 
 ROUNDS = 45
@@ -67,11 +75,20 @@ def known(seconds):
         time.sleep(pause)
 
 
+def hash_loop(stop):
+    data = b"x" * (1 << 20)
+    while not stop.is_set():
+        hashlib.sha256(data).digest()
+
+
 def collect_loop(seconds):
     heap = [[i] for i in range(300000)]
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        gc.collect()
+        start = time.perf_counter_ns()
+        collected = gc.collect()
+        log.append({"generation": 2, "collected": collected, "start_ns": start,
+                    "duration_ns": time.perf_counter_ns() - start})
     return len(heap)
 
 
@@ -91,16 +108,26 @@ def main():
     go = os.path.join(scratch, "go")
     while not os.path.exists(go):
         time.sleep(0.01)
-    gc.callbacks.append(on_gc)
-    cpu0, wall0 = time.process_time(), time.monotonic()
+    if mode == "known":
+        gc.callbacks.append(on_gc)
+    stop = threading.Event()
+    hasher = threading.Thread(target=hash_loop, args=(stop,), name="hasher")
+    if mode != "known":
+        hasher.start()
+    cpu0, wall0 = time.thread_time(), time.monotonic()
     if mode == "known":
         known(seconds)
     else:
         collect_loop(seconds)
-    gc.callbacks.remove(on_gc)
+    cpu, wall = time.thread_time() - cpu0, time.monotonic() - wall0
+    if mode == "known":
+        gc.callbacks.remove(on_gc)
+    stop.set()
+    if hasher.is_alive():
+        hasher.join()
     write(os.path.join(scratch, "truth.json"),
           {"done": True, "pid": os.getpid(), "collections": log,
-           "cpu_s": time.process_time() - cpu0, "wall_s": time.monotonic() - wall0})
+           "cpu_s": cpu, "wall_s": wall})
 
 
 if __name__ == "__main__":
