@@ -127,15 +127,18 @@ def heavy_profile(interp, tmp_path_factory):
 
 def test_pyprofile_marks_gc(interp, heavy_profile):
     """pyprofile marks the samples of the collecting thread with [gc]: at
-    least 80% of the loop's samples, when the workload's callbacks say it
-    spent at least 90% of its time collecting; and not those of a thread
-    on CPU meanwhile without the GIL."""
+    least 80% of the loop's samples (on CPU the loop does little but
+    collect); and not those of a thread on CPU meanwhile without the
+    GIL."""
     stacks, err, truth = heavy_profile
     in_loop = [(s, n) for s, _, n in stacks if any(f.startswith("collect_loop (") for f in s)]
     total = sum(n for _, n in in_loop)
     marked = sum(n for s, n in in_loop if "[gc]" in s)
     gc_share = sum(c["duration_ns"] for c in truth["collections"]) / 1e9 / truth["wall_s"]
-    assert gc_share >= 0.9, gc_share
+    # most of its wall time in gc.collect() (the rest, on a busy machine,
+    # mostly waiting for a CPU or for the GIL from the hashing thread: no
+    # samples); on CPU, all but a few bytecodes a collection
+    assert gc_share >= 0.5, gc_share
     assert total >= 20, (total, err)  # enough samples for a share to mean something
     assert marked >= 0.8 * total, (marked, total, err)
     # the hashing thread runs no collection, on CPU while the main thread
