@@ -55,5 +55,13 @@ def pydump():
 
 
 @pytest.fixture(scope="session")
+def pymem():
+    path = tool_path("pymem")
+    if not os.access(path, os.X_OK):
+        pytest.fail("%s not built" % path)
+    return path
+
+
+@pytest.fixture(scope="session")
 def workloads():
     return WORKLOADS

@@ -14,21 +14,13 @@ import time
 
 import pytest
 
-from conftest import tool_path, WORKLOADS
+from conftest import WORKLOADS
 from profiling import finish, read_json
 
 WORKLOAD = os.path.join(WORKLOADS, "census_leak.py")
 LEAK = "leaky.Outer.Leak"
 SECONDS = 5      # of leaking, 2000 a second in bursts of 200
 TOLERANCE = 0.02  # the bound
-
-
-@pytest.fixture(scope="session")
-def pymem():
-    path = tool_path("pymem")
-    if not os.access(path, os.X_OK):
-        pytest.fail("%s not built" % path)
-    return path
 
 
 def census_rows(doc):

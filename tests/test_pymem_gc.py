@@ -19,14 +19,6 @@ WORKLOAD = os.path.join(WORKLOADS, "gc_collections.py")
 ROUNDS = 45  # gc_collections.py's known mode
 
 
-@pytest.fixture(scope="session")
-def pymem():
-    path = tool_path("pymem")
-    if not os.access(path, os.X_OK):
-        pytest.fail("%s not built" % path)
-    return path
-
-
 def has_probes(interp):
     """Debian's interpreters are built --with-dtrace; pyenv's are not."""
     return interp.kind in ("host", "chroot")

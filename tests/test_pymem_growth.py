@@ -13,18 +13,10 @@ import time
 
 import pytest
 
-from conftest import tool_path, WORKLOADS
+from conftest import WORKLOADS
 from profiling import start_tool, finish, parse_folded, frame_name, read_json
 
 WORKLOAD = os.path.join(WORKLOADS, "memory_growth.py")
-
-
-@pytest.fixture(scope="session")
-def pymem():
-    path = tool_path("pymem")
-    if not os.access(path, os.X_OK):
-        pytest.fail("%s not built" % path)
-    return path
 
 
 def bytes_by_function(folded):
