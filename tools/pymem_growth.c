@@ -269,6 +269,10 @@ static int start(const struct pymem_options *o, struct tool_session *s, int *fds
 		if (fds[i] < 0)
 			return -1;
 	}
+	/* A BPF read of the target's memory that meets a page not present
+	 * faults in the kernel, and the kernel skips this program then: such
+	 * a read makes nothing resident (it fails), so nothing is lost. */
+	tool_expect_missed_runs(s, fds[NPROGS - 1]); /* page_fault_kernel */
 	if (cli_native_chain(&o->cli, s, true, "native_walk_fault", BPF_PROG_TYPE_TRACEPOINT) < 0)
 		return -1;
 	session_install_signals();
@@ -320,7 +324,14 @@ static void print_summary(struct growth *g, struct tool_session *s, const struct
 	if (g->dropped)
 		fprintf(stderr, "pymem: %zu more %s (beyond the first %d) left out of the table\n",
 			g->dropped, plural(g->dropped, "process", "processes"), GROWTH_MAX_PROCS);
-	(void)s;
+	if (g->o->cli.verbose) {
+		uint64_t own = tool_expected_misses(s);
+
+		fprintf(stderr,
+			"pymem: %llu %s of pymem's own reads of the targets' memory (pages not "
+			"present: the read fails, nothing is made resident; not growth)\n",
+			(unsigned long long)own, plural(own, "fault", "faults"));
+	}
 }
 
 static void print_header(const struct pymem_options *o, const struct tool_session *s)

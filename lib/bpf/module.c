@@ -144,7 +144,7 @@ void bpfmod_detach(struct bpfmod *m)
 	m->nattach = 0;
 }
 
-uint64_t bpfmod_missed_runs(struct bpfmod *m)
+static uint64_t missed_runs(struct bpfmod *m, bool expected)
 {
 	uint64_t missed = 0;
 
@@ -153,11 +153,28 @@ uint64_t bpfmod_missed_runs(struct bpfmod *m)
 		uint32_t len = sizeof(info);
 
 		memset(&info, 0, sizeof(info));
-		if (m->progs[i].placeholder >= 0 &&
+		if (m->progs[i].misses_expected == expected && m->progs[i].placeholder >= 0 &&
 		    bpf_obj_get_info(m->progs[i].placeholder, &info, &len) == 0)
 			missed += info.recursion_misses;
 	}
 	return missed;
+}
+
+uint64_t bpfmod_missed_runs(struct bpfmod *m)
+{
+	return missed_runs(m, false);
+}
+
+uint64_t bpfmod_expected_misses(struct bpfmod *m)
+{
+	return missed_runs(m, true);
+}
+
+void bpfmod_expect_misses(struct bpfmod *m, int progfd)
+{
+	for (int i = 0; i < m->nprogs; i++)
+		if (m->progs[i].placeholder == progfd)
+			m->progs[i].misses_expected = true;
 }
 
 void bpfmod_close(struct bpfmod *m)

@@ -81,6 +81,12 @@ uint32_t bpfmod_table_max_entries(struct bpfmod *m, const char *table);
  * updated). 0 on kernels that do not count them (before 5.12). */
 uint64_t bpfmod_missed_runs(struct bpfmod *m);
 
+/* The program progfd's skipped runs lose nothing the tool reports (they
+ * are faults of BPF's own reads of user memory, say): bpfmod_missed_runs
+ * leaves them out and bpfmod_expected_misses counts them. */
+void bpfmod_expect_misses(struct bpfmod *m, int progfd);
+uint64_t bpfmod_expected_misses(struct bpfmod *m);
+
 /* Opens the perf buffers behind a BPF_PERF_OUTPUT table on every CPU. */
 typedef void (*bpfmod_event_fn)(void *ctx, void *data, int size);
 typedef void (*bpfmod_lost_fn)(void *ctx, uint64_t lost);

@@ -29,6 +29,7 @@ struct prog_load {
 	const char *license;
 	uint32_t kern_version;
 	int placeholder; /* what the caller holds */
+	bool misses_expected; /* its skipped runs lose nothing (bpfmod_expect_misses) */
 	int fd, err;     /* the thread's result: the program, or errno */
 	uint64_t ns;     /* how long the kernel took */
 };

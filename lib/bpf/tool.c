@@ -56,6 +56,16 @@ int tool_load(struct tool_session *s, const char *fn, int prog_type)
 	return fd;
 }
 
+void tool_expect_missed_runs(struct tool_session *s, int prog_fd)
+{
+	bpfmod_expect_misses(&s->bpf, prog_fd);
+}
+
+uint64_t tool_expected_misses(struct tool_session *s)
+{
+	return bpfmod_expected_misses(&s->bpf);
+}
+
 int tool_attach_tracepoint(struct tool_session *s, int prog_fd, const char *category,
 			   const char *event)
 {

@@ -46,6 +46,13 @@ int tool_table(struct tool_session *s, const char *name);
  * descriptor, or -1 after printing why. */
 int tool_load(struct tool_session *s, const char *fn, int prog_type);
 
+/* The loaded program prog_fd's runs the kernel skips lose nothing (a
+ * fault program's runs skipped on faults of BPF's own reads of user
+ * memory): the summary's "skipped" line leaves them out;
+ * tool_expected_misses counts them. */
+void tool_expect_missed_runs(struct tool_session *s, int prog_fd);
+uint64_t tool_expected_misses(struct tool_session *s);
+
 /* Attaches a loaded program to a tracepoint. Returns 0, or -1 after
  * printing why. */
 int tool_attach_tracepoint(struct tool_session *s, int prog_fd, const char *category,
