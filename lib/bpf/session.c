@@ -149,13 +149,15 @@ static void print_startup(struct tool_session *s)
 	if (!s->t_begin || !s->t_discovered)
 		return;
 	fprintf(stderr,
-		"%s: start-up %.2f s: checks %.2f s, BPF programs %.2f s (%s), verifier %.2f s, "
-		"%zu Python %s found in %.2f s\n",
+		"%s: start-up %.2f s: checks %.2f s, BPF programs %.2f s (%s), verifier %.2f s "
+		"(the sum over %d %s, checked in parallel with the rest), %zu Python %s found "
+		"in %.2f s\n",
 		s->tool, (double)(now - s->t_begin) / 1e9,
 		(double)(s->t_checked - s->t_begin) / 1e9,
 		(double)(s->t_compiled - s->t_checked) / 1e9,
 		s->bpf.from_cache ? "compiled earlier, from the cache" : "compiled",
-		(double)s->bpf.load_ns / 1e9, registry_count(&s->reg, TARGET_ACTIVE),
+		(double)s->bpf.load_ns / 1e9, s->bpf.nprogs, plural(s->bpf.nprogs, "program", "programs"),
+		registry_count(&s->reg, TARGET_ACTIVE),
 		plural(registry_count(&s->reg, TARGET_ACTIVE), "process", "processes"),
 		(double)(s->t_discovered - s->t_discovery) / 1e9);
 }
