@@ -342,8 +342,8 @@ static void print_totals(FILE *out, const struct gc_totals *t, double run_s)
 		fprintf(out, ", %.2f%% of the %.1f s run", 100.0 * (double)t->ns / 1e9 / run_s,
 			run_s);
 	if (t->n)
-		fprintf(out, "; longest %.3f ms, mean %.1f us", (double)t->max_ns / 1e6,
-			(double)t->ns / 1e3 / (double)t->n);
+		fprintf(out, "; longest %.3f ms, mean %.3f ms", (double)t->max_ns / 1e6,
+			(double)t->ns / 1e6 / (double)t->n);
 	fputc('\n', out);
 }
 
