@@ -16,7 +16,8 @@
 
 static const char usage_text[] =
 	"Usage: pymem [-h] [-p PID[,PID...] [--children] | -t TID]\n"
-	"             [--census | --gc | --alloc] [-f] [-o FILE]\n"
+	"             [--census | --gc | --alloc [-z BYTES] [-Z BYTES] [--sample N]]\n"
+	"             [-f] [-o FILE]\n"
 	"             [--format text|folded|svg|speedscope|pprof|json] [-i INTERVAL]\n"
 	"             [--top N | --all] [--threads] [--function] [--no-native]\n"
 	"             [--startup-frames] [-v] [--version]\n"
@@ -35,6 +36,10 @@ static const char usage_text[] =
 	"      --gc             the collector's pauses: each collection, a histogram\n"
 	"      --alloc          libc allocations still outstanding at the end, by\n"
 	"                       stack (opt-in: costs the target more)\n"
+	"  -z, --min-size BYTES --alloc: record allocations of at least BYTES\n"
+	"  -Z, --max-size BYTES --alloc: record allocations of at most BYTES\n"
+	"      --sample N       --alloc: record each allocation with probability 1/N\n"
+	"                       (its bytes counted N times: an estimate, cheaper)\n"
 	"  -f, --folded         print folded stacks (flamegraph.pl input)\n"
 	"  -o, --output FILE    write the report to FILE (--format)\n"
 	"      --format FMT     text (default), folded, svg, speedscope, pprof or json\n"
@@ -60,6 +65,8 @@ static const char usage_text[] =
 	"    ./pymem -p 185 -o mem.svg --format svg 10   # flame graph in bytes\n";
 
 enum { OPT_CENSUS = CLI_OPT_OWN, OPT_GC, OPT_ALLOC, OPT_TOP, OPT_ALL };
+/* --alloc's own options */
+enum { OPT_ALLOC_SAMPLE = CLI_OPT_OWN + 64 };
 
 static int set_mode(struct pymem_options *o, enum pymem_mode mode)
 {
@@ -101,6 +108,24 @@ static int own_option(int opt, const char *arg, void *ctx)
 		return set_mode(o, PYMEM_GC);
 	case OPT_ALLOC:
 		return set_mode(o, PYMEM_ALLOC);
+	/* --alloc: size filters and sampling */
+	case 'z':
+	case 'Z': {
+		long long v;
+
+		if (cli_parse_int(arg, 0, 1LL << 50, &v) < 0) {
+			fprintf(stderr, "pymem: invalid size in bytes: %s\n", arg);
+			return -1;
+		}
+		*(opt == 'z' ? &o->alloc_min : &o->alloc_max) = (unsigned long long)v;
+		return 0;
+	}
+	case OPT_ALLOC_SAMPLE:
+		if (cli_parse_small_int(arg, 1, 1 << 20, &o->alloc_sample) < 0) {
+			fprintf(stderr, "pymem: invalid --sample: %s\n", arg);
+			return -1;
+		}
+		return 0;
 	default:
 		return 1;
 	}
@@ -116,10 +141,26 @@ static int parse_args(int argc, char **argv, struct pymem_options *o, struct too
 		{ "census", no_argument, NULL, OPT_CENSUS },
 		{ "gc", no_argument, NULL, OPT_GC },
 		{ "alloc", no_argument, NULL, OPT_ALLOC },
+		/* --alloc */
+		{ "min-size", required_argument, NULL, 'z' },
+		{ "max-size", required_argument, NULL, 'Z' },
+		{ "sample", required_argument, NULL, OPT_ALLOC_SAMPLE },
 		{ NULL, 0, NULL, 0 },
 	};
 
-	return cli_parse(&o->cli, s, argc, argv, "fi:", longopts, own_option, o);
+	if (cli_parse(&o->cli, s, argc, argv, "fi:z:Z:", longopts, own_option, o) < 0)
+		return -1;
+	/* --alloc */
+	if (o->mode != PYMEM_ALLOC &&
+	    (o->alloc_min || o->alloc_max != ~0ULL || o->alloc_sample != 1)) {
+		fprintf(stderr, "pymem: -z, -Z and --sample apply to --alloc only\n");
+		return -1;
+	}
+	if (o->alloc_min > o->alloc_max) {
+		fprintf(stderr, "pymem: -z %llu is above -Z %llu\n", o->alloc_min, o->alloc_max);
+		return -1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -128,6 +169,7 @@ int main(int argc, char **argv)
 		.cli = { .tool = "pymem", .usage = usage_text, .format = REPORT_TEXT,
 			 .allow_json = true },
 		.top = -1,
+		.alloc_max = ~0ULL, .alloc_sample = 1, /* --alloc */
 	};
 	struct tool_session s = { .tool = "pymem" };
 

@@ -24,6 +24,9 @@ struct pymem_options {
 	int interval; /* -i SECS: a report every SECS seconds; 0: one at the end */
 	int top;      /* rows or stacks in the text report; 0: all (--all); -1: the mode's default */
 	bool folded;  /* -f */
+	/* --alloc: -z/-Z size filters (bytes), --sample N (1: every allocation) */
+	unsigned long long alloc_min, alloc_max;
+	int alloc_sample;
 };
 
 /*

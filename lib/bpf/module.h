@@ -11,7 +11,8 @@
 #include "bpf/bpf_image.h"
 #include "bpf/prog_load.h"
 
-#define BPFMOD_MAX_PROGS 24 /* pymem: 6 of its own, 8 watch mapping changes */
+#define BPFMOD_MAX_PROGS 24 /* pymem: 6 of its own, 8 watch mapping changes; --alloc: 8
+			     * probes, a walk chain and the session's 12 */
 #define BPFMOD_MAX_ATTACH 40 /* tracepoints of one tool (14 of them watch mapping changes) */
 
 /* Sized by the CPUs the machine has, at run time (no limit of our own). */

@@ -45,6 +45,7 @@ int report_write(const struct report *rep, enum report_format fmt, FILE *out,
 		/* "pyprofile: CPU Flame Graph of PID 1234 (python3)" */
 		snprintf(title, sizeof(title), "%s: %s Flame Graph%s%s", tool,
 			 strcmp(unit, "samples") == 0   ? "CPU"
+			 : strstr(tool, "--alloc")      ? "Outstanding Allocations (bytes)"
 			 : strcmp(unit, "bytes") == 0   ? "Memory Growth (bytes)"
 			 : strstr(tool, "--wall")       ? "Wall-Clock Time"
 			 : strcmp(tool, "pygil") == 0   ? "GIL Wait Time"

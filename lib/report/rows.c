@@ -38,6 +38,21 @@ void report_free(struct report *rep)
 	memset(rep, 0, sizeof(*rep));
 }
 
+void report_drop_zero_rows(struct report *rep)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < rep->n; i++) {
+		if (rep->rows[i].value) {
+			rep->rows[kept++] = rep->rows[i];
+			continue;
+		}
+		free(rep->rows[i].frames);
+		free(rep->rows[i].task);
+	}
+	rep->n = kept;
+}
+
 /* ---- interned frames ------------------------------------------------- */
 
 static uint64_t mix(uint64_t h, uint64_t v)

@@ -126,6 +126,10 @@ int report_row_set_task(struct report_row *row, const char *task);
 int report_add_row(struct report *rep, pid_t pid, pid_t tid, const char *comm,
 		   const uint32_t *frames, int nframes, int nuser, int nkernel, uint64_t value);
 
+/* Drops the rows whose value is 0 (pymem --alloc: stacks whose every
+ * block was freed), keeping the others in order. */
+void report_drop_zero_rows(struct report *rep);
+
 /* Records what is known of process pid (the last call wins). 0 or -1. */
 int report_set_proc(struct report *rep, pid_t pid, const char *comm, const char *python_version);
 const struct report_proc *report_find_proc(const struct report *rep, pid_t pid);
