@@ -308,11 +308,45 @@ static int run(struct alloc_run *r)
 	return cli_exit_status(&o->cli, s, rc);
 }
 
-int pymem_alloc(struct pymem_options *o, struct tool_session *s)
+/* The run from the parsed options: r lives as long as the session that
+ * calls back into it. */
+static int alloc_session(struct alloc_run *r)
 {
-	struct alloc_run r = { .o = o, .s = s };
+	struct pymem_options *o = r->o;
+	struct tool_session *s = r->s;
 	struct stack_filter f;
 	int rc = 1;
+
+	if (compile(s, o) < 0 || load(r) < 0)
+		goto out;
+	s->on_active = on_active;
+	s->on_active_ctx = r;
+	session_install_signals();
+	if (session_start_discovery(s) < 0 || cli_open_output(&o->cli) < 0)
+		goto out;
+	if (r->nprobed == 0 && !s->launched) {
+		fprintf(stderr, "pymem: no process could be probed\n");
+		goto out;
+	}
+	f = cli_stack_filter(&o->cli, true, false, NULL);
+	tool_set_filter(s, &f);
+	if (o->cli.format == REPORT_TEXT || o->cli.output)
+		cli_print_header(stdout, &o->cli, s,
+				 "Tracing libc allocations (bytes outstanding) of ",
+				 " by Python + native stack");
+	rc = run(r);
+out:
+	if (cli_close_output(&o->cli) < 0)
+		rc = 1;
+	libc_uprobes_close(&r->up);
+	session_close(s);
+	return rc;
+}
+
+int pymem_alloc(struct pymem_options *o, struct tool_session *s)
+{
+	struct alloc_run *r;
+	int rc;
 
 	if (o->cli.ebpf) {
 		fputs(pymem_alloc_bpf_text, stdout);
@@ -325,28 +359,14 @@ int pymem_alloc(struct pymem_options *o, struct tool_session *s)
 				"a uprobe on every process's malloc would slow the whole machine\n");
 		return 2;
 	}
-	if (compile(s, o) < 0 || load(&r) < 0)
-		goto out;
-	s->on_active = on_active;
-	s->on_active_ctx = &r;
-	session_install_signals();
-	if (session_start_discovery(s) < 0 || cli_open_output(&o->cli) < 0)
-		goto out;
-	if (r.nprobed == 0 && !s->launched) {
-		fprintf(stderr, "pymem: no process could be probed\n");
-		goto out;
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		fprintf(stderr, "pymem: out of memory\n");
+		return 1;
 	}
-	f = cli_stack_filter(&o->cli, true, false, NULL);
-	tool_set_filter(s, &f);
-	if (o->cli.format == REPORT_TEXT || o->cli.output)
-		cli_print_header(stdout, &o->cli, s,
-				 "Tracing libc allocations (bytes outstanding) of ",
-				 " by Python + native stack");
-	rc = run(&r);
-out:
-	if (cli_close_output(&o->cli) < 0)
-		rc = 1;
-	libc_uprobes_close(&r.up);
-	session_close(s);
+	r->o = o;
+	r->s = s;
+	rc = alloc_session(r);
+	free(r);
 	return rc;
 }
