@@ -66,6 +66,18 @@ BPF_HASH(calls, u32, struct alloc_call, 65536);
 BPF_F_TABLE("hash", u64, struct alloc_rec, allocs, ALLOCS_SIZE, BPF_F_NO_PREALLOC);
 BPF_PERCPU_ARRAY(alloc_pending_map, struct alloc_pending, 1);
 BPF_PERCPU_ARRAY(alloc_stats, u64, ALLOC_ST_MAX);
+/* When the run ended (user space sets it): later calls are ignored. The
+ * probes are closed one by one after it, which takes a while; meanwhile
+ * frees seen without their allocations would empty the stacks. */
+BPF_ARRAY(run_end, u64, 1);
+
+static __always_inline bool run_over(void)
+{
+	u32 zero = 0;
+	u64 *end = run_end.lookup(&zero);
+
+	return end && *end && bpf_ktime_get_ns() > *end;
+}
 
 static __always_inline void alloc_stat(u32 i, u64 v)
 {
@@ -82,7 +94,7 @@ static __always_inline int note_call(u64 size, u64 arg, u32 kind)
 	u32 pid = id >> 32, tid = (u32)id;
 	struct alloc_call c = { .size = size, .arg = arg, .kind = kind };
 
-	if (!procs.lookup(&pid))
+	if (!procs.lookup(&pid) || run_over())
 		return 0;
 	if (size < MIN_SIZE || size > MAX_SIZE)
 		c.skip = SKIP_FILTERED;
@@ -165,7 +177,7 @@ int alloc_enter_free(struct pt_regs *ctx)
 	u64 addr = PT_REGS_PARM1(ctx);
 	u32 pid = bpf_get_current_pid_tgid() >> 32;
 
-	if (addr && procs.lookup(&pid))
+	if (addr && procs.lookup(&pid) && !run_over())
 		forget_block(addr);
 	return 0;
 }
@@ -229,6 +241,8 @@ int alloc_return(struct pt_regs *ctx)
 		return 0;
 	c = *cp;
 	calls.delete(&tid);
+	if (run_over())
+		return 0;
 	if (c.kind == CALL_MEMALIGN) {
 		addr = 0; /* returns an error number; the block is at *arg */
 		if (ret == 0 && bpf_probe_read_user(&addr, sizeof(addr), (void *)c.arg) < 0)

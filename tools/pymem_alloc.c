@@ -201,8 +201,8 @@ static void read_stats(struct tool_session *s, uint64_t *st)
 	free(v);
 }
 
-/* The totals, and what the counts cover. */
-static void print_totals(struct alloc_run *r, FILE *out)
+/* The totals, and (at the end) what the counts cover. */
+static void print_totals(struct alloc_run *r, FILE *out, bool end)
 {
 	uint64_t st[ALLOC_ST_MAX];
 	char a[32], f[32], o[32];
@@ -233,6 +233,8 @@ static void print_totals(struct alloc_run *r, FILE *out)
 		(unsigned long long)st[ALLOC_ST_LOST], ALLOCS_DEFAULT,
 		(unsigned long long)st[ALLOC_ST_UNMATCHED], (unsigned long long)st[ALLOC_ST_REUSED],
 		(unsigned long long)st[ALLOC_ST_FAILED]);
+	if (!end)
+		return;
 	fprintf(out,
 		"pymem: covers libc's malloc, calloc, realloc, posix_memalign, aligned_alloc, "
 		"memalign, valloc, pvalloc and anonymous mmap (C extensions, Python objects over "
@@ -244,14 +246,17 @@ static void print_totals(struct alloc_run *r, FILE *out)
 }
 
 /* The bytes outstanding now, by stack, in the form asked for. */
-static int write_report(struct alloc_run *r)
+static int write_report(struct alloc_run *r, bool interval)
 {
 	struct pymem_options *o = r->o;
 	struct report rep;
 	int rc;
 
 	report_init(&rep, false);
-	session_collect(r->s, &rep);
+	if (interval)
+		session_collect_standing(r->s, &rep);
+	else
+		session_collect(r->s, &rep);
 	report_drop_zero_rows(&rep);
 	if (o->cli.format == REPORT_TEXT) {
 		struct report_top t;
@@ -280,8 +285,8 @@ static void on_interval(struct tool_session *s, void *ctx)
 
 	(void)s;
 	fprintf(r->o->cli.out, "\n[interval %u] bytes outstanding by stack:\n", ++r->intervals);
-	write_report(r);
-	print_totals(r, r->o->cli.format == REPORT_TEXT ? r->o->cli.out : stderr);
+	write_report(r, true);
+	print_totals(r, r->o->cli.format == REPORT_TEXT ? r->o->cli.out : stderr, false);
 	fflush(r->o->cli.out);
 }
 
@@ -299,8 +304,8 @@ static int run(struct alloc_run *r)
 	libc_uprobes_close(&r->up); /* the targets stop trapping before the report */
 	if (o->cli.format == REPORT_TEXT && !o->cli.output)
 		printf("\n");
-	rc = write_report(r);
-	print_totals(r, o->cli.format == REPORT_TEXT ? o->cli.out : stderr);
+	rc = write_report(r, false);
+	print_totals(r, o->cli.format == REPORT_TEXT ? o->cli.out : stderr, true);
 	session_print_summary(s, "allocation recorded", "allocations recorded");
 	if (o->cli.verbose)
 		session_print_bpf_stats(s, r->progs[P_RETURN], "alloc_return",

@@ -723,7 +723,7 @@ int session_collect(struct tool_session *s, struct report *rep)
 	return rc;
 }
 
-int session_collect_interval(struct tool_session *s, struct report *rep)
+static int collect_interval(struct tool_session *s, struct report *rep, bool consume)
 {
 	struct stack_maps maps = { .counts_fd = s->counts_fd,
 				   .pystacks_fd = s->pystacks_fd,
@@ -737,15 +737,16 @@ int session_collect_interval(struct tool_session *s, struct report *rep)
 	clock_gettime(CLOCK_REALTIME, &wall);
 	rep->start_realtime_ns = s->interval_start_realtime_ns;
 	rep->duration_ns = now - s->interval_start_ns;
-	f.consume = true;
+	f.consume = consume;
 	/* named as they came; a drain for hints that were lost */
 	stack_collector_drain(&s->col, &s->reg, s->pystacks_fd);
 	rc = stack_collector_collect(&s->col, &s->reg, &maps, &f, rep);
 	if (rc == 0)
 		rc = apply_views(s, rep);
-	stack_collector_prune(&s->col, &maps, bpfmod_table_max_entries(&s->bpf, "pystacks"),
-			      bpfmod_table_max_entries(&s->bpf, "stack_traces"),
-			      bpfmod_table_max_entries(&s->bpf, "native_stacks"));
+	if (consume) /* (what is kept is known only from counts consumed) */
+		stack_collector_prune(&s->col, &maps, bpfmod_table_max_entries(&s->bpf, "pystacks"),
+				      bpfmod_table_max_entries(&s->bpf, "stack_traces"),
+				      bpfmod_table_max_entries(&s->bpf, "native_stacks"));
 	if (!rep->target[0])
 		session_describe_target(s, rep->target, sizeof(rep->target));
 	s->interval_start_ns = now;
@@ -753,6 +754,16 @@ int session_collect_interval(struct tool_session *s, struct report *rep)
 		(uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec -
 		(s->running ? 0 : monotonic_ns() - now);
 	return rc;
+}
+
+int session_collect_interval(struct tool_session *s, struct report *rep)
+{
+	return collect_interval(s, rep, true);
+}
+
+int session_collect_standing(struct tool_session *s, struct report *rep)
+{
+	return collect_interval(s, rep, false);
 }
 
 void session_describe_target(struct tool_session *s, char *buf, size_t len)

@@ -169,6 +169,10 @@ int session_collect(struct tool_session *s, struct report *rep);
  */
 int session_collect_interval(struct tool_session *s, struct report *rep);
 
+/* The same for counts that stand for a state, not events (pymem --alloc:
+ * bytes outstanding): they stay in BPF's map, read whole each interval. */
+int session_collect_standing(struct tool_session *s, struct report *rep);
+
 /* What the run profiles, for people: "PID 1234 (python3)", "TID 5 of PID
  * 4 (app)", "PIDs 1,2", "all Python processes". */
 void session_describe_target(struct tool_session *s, char *buf, size_t len);
