@@ -29,6 +29,7 @@ SCRIPTS = {
     "native_cost.py": [[]],
     "peer_austin.py": [["--rates", "99"]],
     "pydump_threads.py": [[]],
+    "pymem_alloc.py": [[]],
     "pymem_census.py": [[]],
     "pymem_gc.py": [[]],
     "pymem_growth.py": [[]],

@@ -376,3 +376,38 @@ def test_lab1_four_times_the_orders(lab_interp, tmp_path):
         assert r.returncode == 0 and m, r.stdout
         rates[orders] = float(m.group(1))
     assert rates[1000] >= 10 * rates[4000], rates
+
+
+@pytest.mark.parametrize("lab_interp", lab_params())
+def test_lab7_leaking_service(lab_interp, tmp_path):
+    """pymem --alloc: the pages the sender keeps grow by what the program
+    counts it keeps (allocated in render_page), the thumbnail cache holds
+    at most its capacity however long the run, and compressing (zlib's
+    buffers, 50 a second) leaves nothing outstanding."""
+    proc, scratch = start_lab(lab_interp, tmp_path, "7-leaking-service", "render_service.py",
+                              ["--seconds", "30"])
+    try:
+        r, truth = truth_window(scratch.host_path("truth.json"), lambda: run_tool(
+            "pymem", ["--alloc", "-f", "-p", str(proc.pid), "4"]))
+    finally:
+        proc.kill()
+        scratch.cleanup()
+    rows = parse_folded(r.stdout)
+    page = 16 * 1024 + 1  # a bytearray asks libc for its size + 1
+
+    def through(name):
+        return sum(c for fr, _, c in rows if on_stack(fr, name))
+
+    # the sender's pages: what it kept in the tool's 4 s, at the rate the
+    # program measured over the window around them
+    leaked = through("render_page")
+    expected = 4 * truth["held"]["sent"] / (16 * 1024) * page / truth["wall"]
+    assert 0.85 * expected <= leaked <= 1.15 * expected, (leaked, truth)
+    # the cache: bounded by its 64 thumbnails of 32 KiB (+33 from 3.13: a
+    # bytearray's buffer has room for its header there)
+    thumbs = through("ThumbnailCache.make_thumbnail")
+    assert thumbs <= 64 * (32 * 1024 + 64), thumbs
+    # compressing (in Sender.send, beside remember_for_retry) frees what it
+    # allocates
+    compressing = through("Sender.send") - through("Sender.remember_for_retry")
+    assert compressing <= 64 * 1024, rows
