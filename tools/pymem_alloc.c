@@ -304,6 +304,8 @@ static int run(struct alloc_run *r)
 	libc_uprobes_close(&r->up); /* the targets stop trapping before the report */
 	if (o->cli.format == REPORT_TEXT && !o->cli.output)
 		printf("\n");
+	if (o->interval && o->cli.format == REPORT_TEXT)
+		fprintf(o->cli.out, "[end of the run] bytes outstanding by stack:\n");
 	rc = write_report(r, false);
 	print_totals(r, o->cli.format == REPORT_TEXT ? o->cli.out : stderr, true);
 	session_print_summary(s, "allocation recorded", "allocations recorded");
