@@ -253,6 +253,7 @@ static int write_report(struct alloc_run *r, bool interval)
 	int rc;
 
 	report_init(&rep, false);
+	rep.bytes_type = "inuse_space"; /* as Go's heap profiles name bytes in use */
 	if (interval)
 		session_collect_standing(r->s, &rep);
 	else

@@ -318,7 +318,8 @@ static int add_samples(struct pprof_build *b, const struct report *rep, bool cpu
 	return 0;
 }
 
-static void set_types(struct pprof_build *b, bool cpu, bool bytes, uint64_t period_ns)
+static void set_types(struct pprof_build *b, bool cpu, bool bytes, uint64_t period_ns,
+		      const char *bytes_type)
 {
 	Profile *p = &b->profile;
 
@@ -337,7 +338,7 @@ static void set_types(struct pprof_build *b, bool cpu, bool bytes, uint64_t peri
 		p->n_sample_type = 2;
 	} else if (bytes) {
 		/* pymem: bytes made resident (pprof's heap profiles say "space") */
-		b->types[0].type = str_index(b, "resident_space");
+		b->types[0].type = str_index(b, bytes_type ? bytes_type : "resident_space");
 		b->types[0].unit = str_index(b, "bytes");
 		b->period_type = b->types[0];
 		p->period = 1;
@@ -415,7 +416,7 @@ int report_write_pprof(const struct report *rep, FILE *out, const char *unit)
 		return -1;
 	perftools__profiles__profile__init(&b->profile);
 	str_index(b, ""); /* string 0 must be empty */
-	set_types(b, cpu, bytes, rep->period_ns);
+	set_types(b, cpu, bytes, rep->period_ns, rep->bytes_type);
 	if (add_locations(b, rep) < 0 || add_samples(b, rep, cpu, bytes ? 1 : 1000) < 0)
 		goto out;
 	b->profile.time_nanos = (int64_t)rep->start_realtime_ns;

@@ -93,6 +93,9 @@ struct report {
 	uint64_t period_ns; /* pyprofile: time between samples */
 	uint64_t start_realtime_ns, duration_ns;
 	char target[96];    /* what was profiled, for titles: "PID 1234", "all Python processes" */
+	/* pprof's sample type of a report in bytes; NULL: "resident_space"
+	 * (pymem --alloc: "inuse_space", bytes still allocated) */
+	const char *bytes_type;
 };
 
 /* Leaf frame that marks time a thread was runnable but not running. */
