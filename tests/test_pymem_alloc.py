@@ -12,7 +12,7 @@ import tempfile
 
 import pytest
 
-from conftest import tool_path, WORKLOADS
+from conftest import WORKLOADS
 from profiling import start_tool, finish, parse_folded, frame_name, read_json
 
 WORKLOAD = os.path.join(WORKLOADS, "alloc_known.py")
@@ -22,14 +22,6 @@ WORKLOAD = os.path.join(WORKLOADS, "alloc_known.py")
 SLACK_SHARE, SLACK_BYTES = 0.01, 65536
 TOTALS = re.compile(r"pymem: (\d+) allocations recorded \([^)]*\), (\d+) of them freed "
                     r"\([^)]*\): (\d+) blocks, [^(]*\((\d+) bytes\) outstanding")
-
-
-@pytest.fixture(scope="session")
-def pymem():
-    path = tool_path("pymem")
-    if not os.access(path, os.X_OK):
-        pytest.fail("%s not built" % path)
-    return path
 
 
 @pytest.fixture(scope="module")
