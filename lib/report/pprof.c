@@ -291,7 +291,7 @@ static int add_samples(struct pprof_build *b, const struct report *rep, bool cpu
 			b->values[2 * i + 1] = (int64_t)(r->value * rep->period_ns);
 			s->n_value = 2;
 		} else {
-			b->values[2 * i] = (int64_t)r->value * scale;
+			b->values[2 * i] = (int64_t)(r->value * (uint64_t)scale); /* unsigned: wraps, no UB */
 			s->n_value = 1;
 		}
 		snprintf(num, sizeof(num), "%d", (int)r->pid);
