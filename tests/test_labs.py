@@ -403,8 +403,9 @@ def test_lab7_leaking_service(lab_interp, tmp_path):
     leaked = through("render_page")
     expected = 4 * truth["held"]["sent"] / (16 * 1024) * page / truth["wall"]
     assert 0.85 * expected <= leaked <= 1.15 * expected, (leaked, truth)
-    # the cache: bounded by its 64 thumbnails of 32 KiB (+33 from 3.13: a
-    # bytearray's buffer has room for its header there)
+    # the cache: bounded by its 64 thumbnails of 32 KiB + 1, and the odd
+    # small block the interpreter makes on the same stack (Debian's 3.13 and
+    # 3.15: one of 2 KiB)
     thumbs = through("ThumbnailCache.make_thumbnail")
     assert thumbs <= 64 * (32 * 1024 + 64), thumbs
     # compressing (in Sender.send, beside remember_for_retry) frees what it
