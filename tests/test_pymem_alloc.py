@@ -94,6 +94,14 @@ def test_refuses_without_named_processes(pymem):
     assert "-p PID or -- CMD" in res.stderr
 
 
+def test_refuses_json(pymem):
+    res = subprocess.run([pymem, "--alloc", "-p", str(os.getpid()), "--format", "json", "1"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, timeout=60)
+    assert res.returncode == 2 and res.stdout == ""
+    assert "reports stacks" in res.stderr
+
+
 def test_size_filters_only_with_alloc(pymem):
     res = subprocess.run([pymem, "-z", "100", "1"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, universal_newlines=True, timeout=60)

@@ -360,6 +360,11 @@ int pymem_alloc(struct pymem_options *o, struct tool_session *s)
 		fputs(pymem_alloc_bpf_text, stdout);
 		return 0;
 	}
+	if (o->cli.json) {
+		fprintf(stderr, "pymem: --alloc reports stacks: --format text, folded, svg, "
+				"speedscope or pprof\n");
+		return 2;
+	}
 	if (cli_prepare_targets(&o->cli, s) < 0)
 		return 1;
 	if (tool_target_count(s) == 0) {
