@@ -26,6 +26,8 @@
 
 #include "cli.h"
 #include "pymem.h"
+#include "report/units.h"
+#include "sys/plural.h"
 #include "report/formats.h"
 #include "report/row_limit.h"
 #include "bpf/libc_uprobes.h"
@@ -95,22 +97,6 @@ struct alloc_run {
 	size_t nprobed, refused;
 	unsigned intervals;
 };
-
-static void format_bytes(uint64_t b, char *buf, size_t len)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double v = (double)b;
-	int u = 0;
-
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, len, "%llu B", (unsigned long long)b);
-	else
-		snprintf(buf, len, "%.1f %s", v, units[u]);
-}
 
 static int compile(struct tool_session *s, const struct pymem_options *o)
 {
@@ -206,33 +192,41 @@ static void print_totals(struct alloc_run *r, FILE *out, bool end)
 {
 	uint64_t st[ALLOC_ST_MAX];
 	char a[32], f[32], o[32];
-	uint64_t outstanding;
+	uint64_t outstanding, blocks;
 
 	read_stats(r->s, st);
 	outstanding = st[ALLOC_ST_BYTES] > st[ALLOC_ST_FREED]
 			      ? st[ALLOC_ST_BYTES] - st[ALLOC_ST_FREED] : 0;
-	format_bytes(st[ALLOC_ST_BYTES], a, sizeof(a));
-	format_bytes(st[ALLOC_ST_FREED], f, sizeof(f));
-	format_bytes(outstanding, o, sizeof(o));
+	report_format_bytes(st[ALLOC_ST_BYTES], a, sizeof(a));
+	report_format_bytes(st[ALLOC_ST_FREED], f, sizeof(f));
+	report_format_bytes(outstanding, o, sizeof(o));
+	blocks = st[ALLOC_ST_RECORDED] - st[ALLOC_ST_FREES];
 	fprintf(out,
-		"pymem: %llu allocations recorded (%s), %llu of them freed (%s): %llu blocks, "
-		"%s (%llu bytes) outstanding",
-		(unsigned long long)st[ALLOC_ST_RECORDED], a, (unsigned long long)st[ALLOC_ST_FREES],
-		f, (unsigned long long)(st[ALLOC_ST_RECORDED] - st[ALLOC_ST_FREES]), o,
-		(unsigned long long)outstanding);
+		"pymem: %llu %s recorded (%s), %llu of them freed (%s): %llu %s, "
+		"%s (%llu %s) outstanding",
+		(unsigned long long)st[ALLOC_ST_RECORDED],
+		plural(st[ALLOC_ST_RECORDED], "allocation", "allocations"), a,
+		(unsigned long long)st[ALLOC_ST_FREES], f, (unsigned long long)blocks,
+		plural(blocks, "block", "blocks"), o, (unsigned long long)outstanding,
+		plural(outstanding, "byte", "bytes"));
 	if (r->o->alloc_sample > 1)
 		fprintf(out, " (estimated: 1 allocation in %d recorded, its bytes counted %d times)",
 			r->o->alloc_sample, r->o->alloc_sample);
 	fprintf(out,
-		"\npymem: %llu allocating calls in all; not recorded: %llu outside -z/-Z, "
+		"\npymem: %llu allocating %s in all; not recorded: %llu outside -z/-Z, "
 		"%llu sampled out, %llu lost (%d outstanding blocks kept at most); "
-		"%llu frees of blocks not recorded (made before the run, or not recorded), "
-		"%llu blocks given again without their free seen, %llu failed calls\n",
-		(unsigned long long)st[ALLOC_ST_CALLS], (unsigned long long)st[ALLOC_ST_FILTERED],
+		"%llu %s of blocks not recorded (made before the run, or not recorded), "
+		"%llu %s given again without %s free seen, %llu failed %s\n",
+		(unsigned long long)st[ALLOC_ST_CALLS], plural(st[ALLOC_ST_CALLS], "call", "calls"),
+		(unsigned long long)st[ALLOC_ST_FILTERED],
 		(unsigned long long)st[ALLOC_ST_SAMPLED_OUT],
 		(unsigned long long)st[ALLOC_ST_LOST], ALLOCS_DEFAULT,
-		(unsigned long long)st[ALLOC_ST_UNMATCHED], (unsigned long long)st[ALLOC_ST_REUSED],
-		(unsigned long long)st[ALLOC_ST_FAILED]);
+		(unsigned long long)st[ALLOC_ST_UNMATCHED],
+		plural(st[ALLOC_ST_UNMATCHED], "free", "frees"),
+		(unsigned long long)st[ALLOC_ST_REUSED],
+		plural(st[ALLOC_ST_REUSED], "block", "blocks"),
+		plural(st[ALLOC_ST_REUSED], "its", "their"), (unsigned long long)st[ALLOC_ST_FAILED],
+		plural(st[ALLOC_ST_FAILED], "call", "calls"));
 	if (!end)
 		return;
 	fprintf(out,
