@@ -198,13 +198,14 @@ def frames_of(rows, name):
 def test_pyprofile_debuglink(interp, debuglinked, tmp_path, case):
     """pyprofile names the library's functions from .dynsym and from the
     debug file inside the root only; it no longer blocks on a FIFO or reads
-    the host's file at the same path."""
+    the host's file at the same path. (2 s at 299 Hz: the samples of 3 s at
+    199 Hz.)"""
     t = Target(interp, debuglinked, str(tmp_path), "spin")
     try:
         debuglink_case(t, debuglinked, case)
         pid = t.start()
-        rc, out, err = run_bounded([tool_path("pyprofile"), "-f", "-F", "199", "-p", str(pid),
-                                    "3"])
+        rc, out, err = run_bounded([tool_path("pyprofile"), "-f", "-F", "299", "-p", str(pid),
+                                    "2"])
     finally:
         t.close()
     assert rc == 0, err

@@ -17,6 +17,7 @@ counted; a small one read whole. Run with:
 """
 import json
 import os
+import pathlib
 import re
 import resource
 import shutil
@@ -118,11 +119,16 @@ def run(argv, timeout=TIMEOUT):
     return cp.returncode, cp.stdout, cp.stderr, cpu, after.ru_maxrss
 
 
-def run_clean(argv, timeout=TIMEOUT):
-    rc, out, err, _, _ = run(argv, timeout)
+def checked(argv, rc, out, err):
+    """A run's stdout as text, once its exit status and both streams passed."""
     err_text = assert_clean(err, "%s stderr" % os.path.basename(argv[0]))
     assert rc == 0, err_text
     return assert_clean(out, "%s stdout" % " ".join(os.path.basename(a) for a in argv[:2]))
+
+
+def run_clean(argv, timeout=TIMEOUT):
+    rc, out, err, _, _ = run(argv, timeout)
+    return checked(argv, rc, out, err)
 
 
 # ---- the workload --------------------------------------------------------
@@ -158,6 +164,59 @@ def hostile(interp, libspin, tmp_path_factory):
         scratch.cleanup()
 
 
+# The sampling and tracing tools' runs on the hostile process, all started
+# at once when the first test asks for one: each test asserts on its own run
+# (exit status, clean streams, its output), and the ten runs take the time
+# of the slowest instead of their sum (they only read the process; what they
+# assert is what each names, not how much it sampled).
+SAMPLED_RUNS = {
+    "folded": ("pyprofile", ["-F", "199", "-f"], "2"),
+    "text": ("pyprofile", ["-F", "199"], "2"),
+    "threads_function": ("pyprofile", ["-F", "199", "--threads", "--function", "-f"], "2"),
+    "svg": ("pyprofile", ["-F", "199", "--format", "svg", "-o", "{dir}/cpu.svg"], "2"),
+    "pprof": ("pyprofile", ["-F", "199", "--format", "pprof", "-o", "{dir}/cpu.pb.gz"], "2"),
+    "speedscope": ("pyprofile", ["-F", "199", "--format", "speedscope",
+                                 "-o", "{dir}/cpu.json"], "2"),
+    "top": ("pyprofile", ["--top", "-F", "199"], "3"),
+    "async": ("pyprofile", ["-F", "199", "--async", "-f"], "2"),  # 3.11+
+    "pyoffcpu": ("pyoffcpu", ["-f"], "2"),
+    "pygil": ("pygil", [], "2"),
+}
+
+
+@pytest.fixture(scope="module")
+def sampled(hostile, tmp_path_factory):
+    """{run name: (argv, rc, stdout, stderr)} of SAMPLED_RUNS, and the
+    directory their files are in."""
+    interp, state = hostile
+    d = str(tmp_path_factory.mktemp("sampled"))
+    started = {}
+    try:
+        for name, (tool, args, seconds) in SAMPLED_RUNS.items():
+            if name == "async" and interp.version < (3, 11):
+                continue
+            argv = ([tool_path(tool)] + [a.format(dir=d) for a in args]
+                    + ["-p", str(state["host_pid"]), seconds])
+            started[name] = (argv, subprocess.Popen(argv, stdout=subprocess.PIPE,
+                                                    stderr=subprocess.PIPE,
+                                                    stdin=subprocess.DEVNULL))
+        done = {}
+        for name, (argv, popen) in started.items():
+            out, err = popen.communicate(timeout=TIMEOUT)
+            done[name] = (argv, popen.returncode, out, err)
+    finally:
+        for _, popen in started.values():
+            if popen.poll() is None:
+                popen.kill()
+                popen.wait()
+    return done, d
+
+
+def sampled_clean(sampled, name):
+    """Run NAME's stdout as text, once it passed checked()."""
+    return checked(*sampled[0][name])
+
+
 def module_file(state):
     return escape(py_clean(state["module"]), b";")
 
@@ -182,9 +241,9 @@ def rows_of(rows, role):
 
 # ---- pyprofile -----------------------------------------------------------
 
-def test_pyprofile_folded(hostile):
+def test_pyprofile_folded(hostile, sampled):
     interp, state = hostile
-    text = run_clean([tool_path("pyprofile"), "-F", "199", "-f", "-p", str(state["host_pid"]), "2"])
+    text = sampled_clean(sampled, "folded")
     rows = folded_rows(text)
     assert {comm for comm, _ in rows} <= set(COMMS.values()), rows[:3]
     f = module_file(state)
@@ -204,18 +263,17 @@ def test_pyprofile_folded(hostile):
     assert sum(frames[-1] == leaf for frames in native) >= len(native) // 2, native[:3]
 
 
-def test_pyprofile_text(hostile):
+def test_pyprofile_text(hostile, sampled):
     interp, state = hostile
-    text = run_clean([tool_path("pyprofile"), "-F", "199", "-p", str(state["host_pid"]), "2"])
+    text = sampled_clean(sampled, "text")
     assert "    spin_forever (%s:" % module_file(state) in text
     assert "    %s\n" % escape(SYMBOL, b";") in text
     assert " %s (" % escape(H.NAMES["spinner"]) in text
 
 
-def test_pyprofile_threads_function(hostile):
+def test_pyprofile_threads_function(hostile, sampled):
     interp, state = hostile
-    text = run_clean([tool_path("pyprofile"), "-F", "199", "--threads", "--function", "-f",
-                      "-p", str(state["host_pid"]), "2"])
+    text = sampled_clean(sampled, "threads_function")
     rows = folded_rows(text)
     procs = {frames[0] for _, frames in rows}
     threads = {re.sub(r"^\[TID \d+ (.*)\]$", r"\1", frames[1]) for _, frames in rows}
@@ -225,12 +283,10 @@ def test_pyprofile_threads_function(hostile):
         assert sum(fr.startswith("spin_forever (") for fr in frames) == 1, frames
 
 
-def test_pyprofile_svg(hostile, tmp_path):
+def test_pyprofile_svg(hostile, sampled):
     interp, state = hostile
-    out = tmp_path / "cpu.svg"
-    run_clean([tool_path("pyprofile"), "-F", "199", "--format", "svg", "-o", str(out),
-               "-p", str(state["host_pid"]), "2"])
-    data = out.read_bytes()
+    sampled_clean(sampled, "svg")
+    data = pathlib.Path(sampled[1], "cpu.svg").read_bytes()
     assert_clean(data, "svg")
     root = ET.fromstring(data)  # well-formed XML
     titles = ["".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}title")]
@@ -239,15 +295,14 @@ def test_pyprofile_svg(hostile, tmp_path):
     assert any(t.startswith(escape(SYMBOL)) for t in titles), titles[:5]
 
 
-def test_pyprofile_pprof_speedscope(hostile, tmp_path):
+def test_pyprofile_pprof_speedscope(hostile, sampled, tmp_path):
     """pprof holds the names escaped (proto3 strings are UTF-8; go tool
     pprof prints them as they are); speedscope's JSON holds them whole."""
     from test_outputs import go_pprof
     interp, state = hostile
-    pb, ss = tmp_path / "cpu.pb.gz", tmp_path / "cpu.json"
-    for fmt, out in (("pprof", pb), ("speedscope", ss)):
-        run_clean([tool_path("pyprofile"), "-F", "199", "--format", fmt, "-o", str(out),
-                   "-p", str(state["host_pid"]), "2"])
+    sampled_clean(sampled, "pprof")
+    sampled_clean(sampled, "speedscope")
+    pb, ss = (pathlib.Path(sampled[1], name) for name in ("cpu.pb.gz", "cpu.json"))
     traces = assert_clean(go_pprof(["-traces", str(pb)], tmp_path).encode(), "go tool pprof")
     assert escape(SYMBOL) in traces
     assert re.search(r"^\s*thread_name:\s+%s$" % re.escape(escape(H.NAMES["spinner"])), traces, re.M)
@@ -258,22 +313,20 @@ def test_pyprofile_pprof_speedscope(hostile, tmp_path):
     assert py_clean(state["module"]) in files
 
 
-def test_pyprofile_top_plain(hostile):
+def test_pyprofile_top_plain(hostile, sampled):
     interp, state = hostile
-    text = run_clean([tool_path("pyprofile"), "--top", "-F", "199", "-p",
-                      str(state["host_pid"]), "3"])
+    text = sampled_clean(sampled, "top")
     # a table of 24 lines, 80 columns: whichever hostile names make it in
     base = escape(py_clean(os.path.basename(state["module"])))
     assert re.search(r"  (burn|spin_forever|nap_forever|spin_some) \(%s:\d+\)$" % re.escape(base),
                      text, re.M) or escape(SYMBOL) in text, text[-2000:]
 
 
-def test_pyprofile_async(hostile):
+def test_pyprofile_async(hostile, sampled):
     interp, state = hostile
     if interp.version < (3, 11):
         pytest.skip("--async reads CPython 3.11 and later")
-    text = run_clean([tool_path("pyprofile"), "-F", "199", "--async", "-f",
-                      "-p", str(state["host_pid"]), "2"])
+    text = sampled_clean(sampled, "async")
     task = escape("<task %s>" % py_clean(H.TASK_NAME), b";")
     main = rows_of(folded_rows(text), "process")
     assert any(task in frames for frames in main), main[:3]
@@ -281,17 +334,17 @@ def test_pyprofile_async(hostile):
 
 # ---- pyoffcpu, pygil -----------------------------------------------------
 
-def test_pyoffcpu(hostile):
+def test_pyoffcpu(hostile, sampled):
     interp, state = hostile
-    text = run_clean([tool_path("pyoffcpu"), "-f", "-p", str(state["host_pid"]), "2"])
+    text = sampled_clean(sampled, "pyoffcpu")
     naps = rows_of(folded_rows(text), "sleeper")
     assert any(any(fr.startswith("nap_forever (%s:" % module_file(state)) for fr in frames)
                for frames in naps), naps[:3]
 
 
-def test_pygil(hostile):
+def test_pygil(hostile, sampled):
     interp, state = hostile
-    text = run_clean([tool_path("pygil"), "-p", str(state["host_pid"]), "2"])
+    text = sampled_clean(sampled, "pygil")
     assert "(%s)" % escape(H.NAMES["process"]) in text
     assert escape(H.NAMES["sleeper"]) in text
 

@@ -20,6 +20,11 @@ KNOWN_LINES = os.path.join(WORKLOADS, "known_lines.py")
 # samples at least in a 4 s run at 199 Hz of a busy workload (about 800 on
 # an idle machine; far fewer where many jobs share the CPUs)
 MIN_SAMPLES = 60
+# pyprofile's runs here: as many samples as 4 s at 199 Hz, in half the time
+# (a sample is taken per 1/HZ of CPU time the workload gets, so the count
+# and MIN_SAMPLES's margin stay; the walks checked are the same)
+PROFILE = ["-F", "398", "-f", "-U"]
+PROFILE_SECONDS = "2"
 
 
 def built(name):
@@ -129,7 +134,7 @@ def test_init_shim_hidden_by_pyprofile(interp, pyprofile, tmp_path):
     shim frame (_Py_InitCleanup) CPython's tracebacks do not show: neither
     does pyprofile. __init__ sits right under its caller, at its hot line."""
     with Workload(interp, tmp_path, "init") as w:
-        out, err = run_tool(pyprofile, ["-F", "199", "-f", "-U", "-p", str(w.pid), "4"])
+        out, err = run_tool(pyprofile, PROFILE + ["-p", str(w.pid), PROFILE_SECONDS])
     rows = parse_folded(out)
     no_phantom(rows)
     inside = check_init_rows(rows, w, init_name(interp)("Widget"), "HOT_INIT", "CALL_INIT",
@@ -193,7 +198,7 @@ def test_pyprofile_line_is_exact(interp, pyprofile, tmp_path):
     """A function that spends its time on one line (a sum() of a range):
     nearly every sample is on that line, the rest on its loop's line."""
     with Workload(interp, tmp_path, "cpu") as w:
-        out, err = run_tool(pyprofile, ["-F", "199", "-f", "-U", "-p", str(w.pid), "4"])
+        out, err = run_tool(pyprofile, PROFILE + ["-p", str(w.pid), PROFILE_SECONDS])
     lines = lines_of_leaf(parse_folded(out), "burn_on_one_line")
     hot = w.lines["HOT_CPU"]
     total = sum(lines.values())
@@ -247,7 +252,7 @@ def test_c_thread_callbacks_have_their_stacks(interp, pyprofile, tmp_path):
     proc = interp.spawn([script, scratch.proc_path("state.json"), lib_seen, "2", "600"])
     try:
         state = read_json(scratch.host_path("state.json"), timeout=60, key="ready")
-        out, err = run_tool(pyprofile, ["-F", "199", "-f", "-U", "-p", str(proc.pid), "4"])
+        out, err = run_tool(pyprofile, PROFILE + ["-p", str(proc.pid), PROFILE_SECONDS])
     finally:
         proc.kill()
         scratch.cleanup()
@@ -296,7 +301,7 @@ def test_threads_of_every_interpreter_have_their_stacks(interp, pyprofile, tmp_p
     subinterpreters(interp)
     script, scratch, proc, state = start_subinterp(interp, tmp_path, 600)
     try:
-        out, err = run_tool(pyprofile, ["-F", "199", "-f", "-U", "-p", str(proc.pid), "4"])
+        out, err = run_tool(pyprofile, PROFILE + ["-p", str(proc.pid), PROFILE_SECONDS])
     finally:
         proc.kill()
         scratch.cleanup()
