@@ -13,11 +13,13 @@ def cpu_seconds(pid):
     return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_tool(path, args, timeout=120, header_on="stdout"):
+def start_tool(path, args, timeout=120, header_on="stdout",
+               header=("Sampling", "Tracing")):
     """Starts a tool and waits for its header line ("Sampling..." or
-    "Tracing...", printed once its probes are attached) on HEADER_ON
-    (stdout, or stderr for modes that keep stdout for folded stacks).
-    Fails, never blocks, if it does not come within timeout seconds."""
+    "Tracing...", printed once its probes are attached; or a line starting
+    with another of HEADER) on HEADER_ON (stdout, or stderr for modes that
+    keep stdout for folded stacks). Fails, never blocks, if it does not
+    come within timeout seconds."""
     popen = subprocess.Popen([path] + list(args), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, universal_newlines=True)
     stream = popen.stdout if header_on == "stdout" else popen.stderr
@@ -26,19 +28,20 @@ def start_tool(path, args, timeout=120, header_on="stdout"):
     def read_to_header():
         for line in iter(stream.readline, ""):
             seen.append(line)
-            if line.startswith(("Sampling", "Tracing")):
+            if line.startswith(header):
                 return
 
     reader = threading.Thread(target=read_to_header, daemon=True)
     reader.start()
     reader.join(timeout)
-    started = bool(seen) and seen[-1].startswith(("Sampling", "Tracing"))
+    started = bool(seen) and seen[-1].startswith(header)
     if not started:
         popen.kill()  # also ends a reader still blocked in readline
         reader.join(30)
         out, err = popen.communicate(timeout=30)
         raise AssertionError("%s did not start: rc=%s\n%s%s%s" % (
             path, popen.returncode, "".join(seen), out, err))
+    popen.before_header = "".join(seen)  # what the stream said up to it
     return popen
 
 
