@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import struct
 import subprocess
 import time
@@ -17,6 +18,7 @@ import time
 import pytest
 
 import interpreters
+from conftest import tool_path
 
 PYDUMP_TIMEOUT = 10
 OUT_TIMEOUT = 20
@@ -509,6 +511,70 @@ def test_not_python(pydump):
     finally:
         p.kill()
         p.wait()
+
+
+READY_CODE = ("import sys, time; sys.stdout.write('ready\\n'); sys.stdout.flush(); "
+              "time.sleep(1000)")
+
+
+def test_without_root_says_to_run_as_root(interp, pydump):
+    """pydump as nobody on a root's Python process: told to run it as root,
+    as the BPF tools tell a user who is not root, not only "Permission
+    denied"."""
+    proc = interp.spawn(["-c", READY_CODE], stdout=subprocess.PIPE)
+    try:
+        assert proc.popen.stdout.readline() == b"ready\n"
+        run = Run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                   pydump, "-p", str(proc.pid)])
+        _assert_error(run, proc.pid, "Permission denied: must be run as root")
+        assert "Fix: sudo " in run.err, run.describe()
+    finally:
+        proc.kill()
+
+
+def _python_child(shell_pid):
+    """The pid of the shell's child, once it runs Python (its exe changed
+    from the shell's)."""
+    for _ in range(200):
+        with contextlib.suppress(OSError):
+            with open("/proc/%d/task/%d/children" % (shell_pid, shell_pid)) as f:
+                kids = f.read().split()
+            if kids and os.readlink("/proc/%s/exe" % kids[0]) != os.readlink(
+                    "/proc/%d/exe" % shell_pid):
+                return int(kids[0])
+        time.sleep(0.05)
+    raise AssertionError("no Python child of shell pid %d" % shell_pid)
+
+
+def test_shell_wrapper_names_its_python_child(interp, pydump):
+    """sh -c 'python3 ...' given as the PID: the message names the shell's
+    Python child and says to use -p CHILD; pyprofile's adds --children."""
+    if interp.pidns:
+        pytest.skip("the shell's child is unshare, which runs no Python itself")
+    cmd = " ".join(shlex.quote(a) for a in interp.argv + ["-c", READY_CODE]) + "; true"
+    shell = subprocess.Popen(["sh", "-c", cmd], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, env=interpreters._clean_env())
+    try:
+        assert shell.stdout.readline() == b"ready\n"
+        child = _python_child(shell.pid)
+        _assert_error(run_pydump(pydump, shell.pid), shell.pid,
+                      "sh runs no Python; its child PID %d (" % child)
+        run = run_pydump(pydump, shell.pid)
+        assert run.err.rstrip().endswith("does: use -p %d" % child), run.describe()
+        # the sanitizer build has pydump alone
+        if interp.kind == "host" and os.access(tool_path("pyprofile"), os.X_OK):
+            prof = Run([tool_path("pyprofile"), "-p", str(shell.pid), "1"])
+            assert prof.returncode == 1, prof.describe()
+            assert ("PID %d (sh): sh runs no Python; its child PID %d (" % (shell.pid, child)
+                    in prof.err), prof.describe()
+            assert "use -p %d or --children; skipped" % child in prof.err, prof.describe()
+    finally:
+        with contextlib.suppress(OSError):
+            with open("/proc/%d/task/%d/children" % (shell.pid, shell.pid)) as f:
+                for kid in f.read().split():
+                    os.kill(int(kid), 9)
+        shell.kill()
+        shell.wait()
 
 
 def test_unsupported_version(old_interp, pydump):

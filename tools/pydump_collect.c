@@ -207,6 +207,7 @@ int dump_collect(struct dump *d, pid_t pid, const struct dump_options *opts,
 	d->core = core;
 	d->core_path = core_path;
 	if (py_process_open_wait(&d->p, pid, core ? 0 : OPEN_WAIT_MS) < 0) {
+		py_process_name_python_children(&d->p, false);
 		snprintf(err, errlen, "%s", d->p.err);
 		return -1;
 	}

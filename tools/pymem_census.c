@@ -63,6 +63,7 @@ static int open_target(struct census_target *t, pid_t pid, bool launched)
 			break;
 		if (!launched || t->p.fail != PY_FAIL_NOT_PYTHON || mono_ms() >= end ||
 		    session_stop) {
+			py_process_name_python_children(&t->p, true);
 			fprintf(stderr, "pymem: PID %d: %s\n", (int)pid, TEXT_ESC(t->p.err));
 			return -1;
 		}

@@ -90,10 +90,12 @@ static int precheck_pids(struct tool_session *s)
 		if (py_process_open(p, s->pids[i]) == 0 || registry_failure_may_pass(p) ||
 		    (s->follow_children && proc_alive(s->pids[i])))
 			s->pids[kept++] = s->pids[i];
-		else
+		else {
+			py_process_name_python_children(p, true);
 			fprintf(stderr, "%s: PID %d%s%s%s: %s; skipped\n", s->tool, (int)s->pids[i],
 				p->comm[0] ? " (" : "", TEXT_ESC(p->comm), p->comm[0] ? ")" : "",
 				TEXT_ESC(p->err));
+		}
 		free(p);
 	}
 	s->npids = kept;

@@ -16,6 +16,7 @@
 #include "cpython/offsets_dwarf.h"
 #include "sys/elf_image.h"
 #include "sys/proc_maps.h"
+#include "sys/proc_tree.h"
 #include "sys/remote_mem.h"
 #include "sys/target_file.h"
 
@@ -55,6 +56,14 @@ int py_process_read_failed(struct py_process *p, int rc, const char *what)
 {
 	if (rc == -ESRCH)
 		return py_process_fail(p, PY_FAIL_GONE, "no such process (it exited while being read)");
+	/* EACCES (/proc) or EPERM (process_vm_readv): told as the BPF tools
+	 * tell a user who is not root (bpf/module.c) */
+	if (rc == -EPERM || rc == -EACCES)
+		return py_process_fail(p, PY_FAIL_TRANSIENT,
+				       "cannot read %s: Permission denied: must be run as root "
+				       "(reading another user's process needs CAP_SYS_PTRACE over "
+				       "it). Fix: sudo <the same command>",
+				       what);
 	return py_process_fail(p, PY_FAIL_TRANSIENT, "cannot read %s: %s", what, strerror(-rc));
 }
 
@@ -182,6 +191,71 @@ static int find_interpreter(struct py_process *p, const struct proc_maps *maps,
 	keep_interp_file(p, lib_map);
 	p->load_bias = elf_image_load_bias(img, lib_map->start, lib_map->offset);
 	return 0;
+}
+
+/* Whether pid runs a Python interpreter (its executable or a libpython),
+ * by the test py_process_inspect starts with. */
+static bool runs_python(pid_t pid)
+{
+	struct py_process *q = calloc(1, sizeof(*q));
+	struct proc_maps maps;
+	struct elf_image img;
+	bool yes = false;
+
+	if (!q)
+		return false;
+	q->pid = pid;
+	if (proc_maps_read(pid, &maps) == 0) {
+		yes = find_interpreter(q, &maps, &img) == 0;
+		if (yes)
+			elf_image_close(&img);
+		proc_maps_free(&maps);
+	}
+	free(q);
+	return yes;
+}
+
+/* How many Python children a message names (PY_ERR_LEN holds them). */
+#define PYTHON_CHILDREN_NAMED 4
+/* How many direct children are looked at. */
+#define CHILDREN_LOOKED_AT 32
+
+void py_process_name_python_children(struct py_process *p, bool children_option)
+{
+	pid_t kids[CHILDREN_LOOKED_AT], py[PYTHON_CHILDREN_NAMED];
+	char comm[PYTHON_CHILDREN_NAMED][32], names[160] = "", pids[64] = "";
+	size_t nkids, npy = 0, used = 0, pused = 0;
+	bool more = false;
+
+	if (p->fail != PY_FAIL_NOT_PYTHON || remote_image_of(p->pid))
+		return;
+	nkids = proc_children(p->pid, kids, CHILDREN_LOOKED_AT);
+	for (size_t i = 0; i < nkids; i++) {
+		if (!runs_python(kids[i]))
+			continue;
+		if (npy == PYTHON_CHILDREN_NAMED) {
+			more = true;
+			break;
+		}
+		if (proc_comm(kids[i], 0, comm[npy], sizeof(comm[npy])) < 0)
+			comm[npy][0] = '\0';
+		py[npy++] = kids[i];
+	}
+	if (!npy)
+		return;
+	for (size_t i = 0; i < npy; i++) {
+		int w = snprintf(names + used, sizeof(names) - used, "%sPID %d%s%s%s",
+				 i ? ", " : "", (int)py[i], comm[i][0] ? " (" : "", comm[i],
+				 comm[i][0] ? ")" : "");
+		int pw = snprintf(pids + pused, sizeof(pids) - pused, "%s%d", i ? "," : "",
+				  (int)py[i]);
+
+		used += w > 0 && (size_t)w < sizeof(names) - used ? (size_t)w : 0;
+		pused += pw > 0 && (size_t)pw < sizeof(pids) - pused ? (size_t)pw : 0;
+	}
+	py_process_fail(p, PY_FAIL_NOT_PYTHON, "%s runs no Python; its %s %s%s %s: use -p %s%s",
+			p->comm[0] ? p->comm : "it", npy > 1 ? "children" : "child", names, more ? " and more" : "",
+			npy > 1 ? "do" : "does", pids, children_option ? " or --children" : "");
 }
 
 struct version_scan {
@@ -645,9 +719,12 @@ int py_process_inspect(struct py_process *p, pid_t pid, struct py_offsets_candid
 		return py_process_fail(p, PY_FAIL_NOT_PYTHON, "a kernel thread, not a Python process");
 	if (rc == -ESRCH)
 		return py_process_fail(p, PY_FAIL_GONE, "no such process");
-	if (rc < 0)
-		return py_process_fail(p, PY_FAIL_TRANSIENT, "cannot read /proc/%d/maps: %s", (int)pid,
-				       strerror(-rc));
+	if (rc < 0) {
+		char what[48];
+
+		snprintf(what, sizeof(what), "/proc/%d/maps", (int)pid);
+		return py_process_read_failed(p, rc, what);
+	}
 	if (proc_ns_pid(pid, &p->ns_pid) < 0)
 		p->ns_pid = pid;
 	proc_comm(pid, 0, p->comm, sizeof(p->comm));

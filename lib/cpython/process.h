@@ -98,6 +98,14 @@ struct py_offsets_candidates {
  */
 int py_process_inspect(struct py_process *p, pid_t pid, struct py_offsets_candidates *c);
 
+/*
+ * When p failed as not Python (a shell that runs python3 as its child):
+ * names its direct children that run Python in p->err ("sh runs no
+ * Python; its child PID 6 (python3) does: use -p 6"), with "or
+ * --children" when the tool has that option. Names are raw: escape them.
+ */
+void py_process_name_python_children(struct py_process *p, bool children_option);
+
 /* Sets p->fail and p->err; returns -1. */
 int py_process_fail(struct py_process *p, enum py_failure why, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

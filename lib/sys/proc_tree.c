@@ -113,3 +113,49 @@ int proc_descendants(const pid_t *roots, size_t nroots, pid_t **out, size_t *n)
 	free(links);
 	return 0;
 }
+
+/* Adds the pids of one children file to out, once each. */
+static size_t add_children(FILE *f, pid_t *out, size_t n, size_t max)
+{
+	long v;
+
+	while (n < max && fscanf(f, "%ld", &v) == 1) {
+		bool seen = false;
+
+		for (size_t i = 0; i < n && !seen; i++)
+			seen = out[i] == (pid_t)v;
+		if (v > 0 && !seen)
+			out[n++] = (pid_t)v;
+	}
+	return n;
+}
+
+size_t proc_children(pid_t pid, pid_t *out, size_t max)
+{
+	char path[64];
+	struct dirent *de;
+	size_t n = 0, tasks = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (n < max && tasks < PROC_CHILDREN_TASKS && (de = readdir(d))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+		FILE *f;
+
+		if (*end || tid <= 0)
+			continue;
+		tasks++;
+		snprintf(path, sizeof(path), "/proc/%d/task/%ld/children", (int)pid, tid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		n = add_children(f, out, n, max);
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}

@@ -16,4 +16,12 @@ int proc_ppid(pid_t pid, pid_t *ppid);
  */
 int proc_descendants(const pid_t *roots, size_t nroots, pid_t **out, size_t *n);
 
+/*
+ * The direct children of pid, from /proc/PID/task/TID/children (a
+ * thread's children; at most PROC_CHILDREN_TASKS threads are looked at),
+ * at most max of them into out. Returns how many, 0 if none or unreadable.
+ */
+#define PROC_CHILDREN_TASKS 64
+size_t proc_children(pid_t pid, pid_t *out, size_t max);
+
 #endif
