@@ -577,6 +577,40 @@ def test_shell_wrapper_names_its_python_child(interp, pydump):
         shell.wait()
 
 
+GLOBALS_SHOWN = [("COUNTER", "42"), ("CONFIG", "{'name': 'svc', 'port': 8080}"),
+                 ("NAME", "'gateway'"), ("_pending", "[1, 2, 3]"), ("RATIO", "0.5"),
+                 ("ENABLED", "True")]
+
+
+def test_globals(interp, pydump, workloads):
+    """--globals: the data globals of the module on the stack, in the order
+    the module assigned them, with their reprs; its imported modules,
+    functions, classes and dunder names left out; text and JSON agree."""
+    script = interp.place(os.path.join(workloads, "module_globals.py"))
+    proc = interp.spawn([script], stdout=subprocess.PIPE)
+    try:
+        assert proc.popen.stdout.readline() == b"ready\n"
+        run = Run([pydump, "-g", "-p", str(proc.pid)])
+        assert run.returncode == 0, run.describe()
+        text = run.out.split("\nModule globals\n", 1)
+        assert len(text) == 2, run.describe()
+        lines = text[1].splitlines()
+        assert lines[0].startswith("  module __main__ (%s) [" % script), run.describe()
+        assert lines[1:1 + len(GLOBALS_SHOWN)] == [
+            "    %s = %s" % kv for kv in GLOBALS_SHOWN], run.describe()
+        jrun = Run([pydump, "-g", "-j", "-p", str(proc.pid)])
+        assert jrun.returncode == 0, jrun.describe()
+        doc = json.loads(jrun.out)["processes"][0]
+        (main,) = [g for g in doc["globals"] if g["module"] == "__main__"]
+        assert main["file"] == script
+        assert [(v["name"], v["repr"]) for v in main["variables"]] == GLOBALS_SHOWN
+        # json, sys, time, Handler, work and the module's dunder names
+        assert main["hidden"] >= 5 + 5, main
+        assert not main["truncated"] and doc["globals_unreadable_frames"] == 0, doc
+    finally:
+        proc.kill()
+
+
 def test_unsupported_version(old_interp, pydump):
     code = "import sys, time; sys.stdout.write('ready\\n'); sys.stdout.flush(); time.sleep(1000)"
     proc = old_interp.spawn(["-c", code], stdout=subprocess.PIPE)

@@ -27,8 +27,8 @@
 #define MAX_PIDS 256
 
 static const char usage_text[] =
-	"Usage: pydump [-h] [-v] [--version] [-l] [-n] [-j] [--async] -p PID[,PID...]\n"
-	"       pydump [-l] [-n] [-j] --core FILE [--exe PYTHON] [--root DIR]\n"
+	"Usage: pydump [-h] [-v] [--version] [-l] [-g] [-n] [-j] [--async] -p PID[,PID...]\n"
+	"       pydump [-l] [-g] [-n] [-j] --core FILE [--exe PYTHON] [--root DIR]\n"
 	"\n"
 	"Print what every thread of a running CPython process is doing: its state\n"
 	"and the system call it waits in (the GIL, a lock, a socket, a sleep), and\n"
@@ -37,6 +37,8 @@ static const char usage_text[] =
 	"\n"
 	"  -p, --pid PID[,PID]  the processes to read (also as arguments)\n"
 	"  -l, --locals         show each frame's arguments and local variables\n"
+	"  -g, --globals        show the module globals of the modules on the stacks (their\n"
+	"                       data: not modules, functions, classes or __dunder__ names)\n"
 	"  -n, --native         show native frames of blocked threads among the Python ones\n"
 	"  -j, --json           print one JSON document instead of text\n"
 	"      --async          also every asyncio task, as a tree: its state, the coroutines\n"
@@ -51,6 +53,7 @@ static const char usage_text[] =
 	"examples:\n"
 	"    pydump -p 181                 # every thread of PID 181: state, stack\n"
 	"    pydump -l -p 181              # also arguments and local variables\n"
+	"    pydump -g -p 181              # also the globals of the modules running\n"
 	"    pydump -n -p 181              # also native frames of blocked threads\n"
 	"    pydump -j -p 181,182 > d.json # two processes as one JSON document\n"
 	"    pydump --async -p 181         # and its asyncio tasks\n"
@@ -155,6 +158,7 @@ static int parse_args(struct run *r, int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "locals", no_argument, NULL, 'l' },
+		{ "globals", no_argument, NULL, 'g' },
 		{ "native", no_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "core", required_argument, NULL, 'c' },
@@ -168,7 +172,7 @@ static int parse_args(struct run *r, int argc, char **argv)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "p:lnjc:e:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:lgnjc:e:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (cli_parse_pid_list(optarg, r->pids, MAX_PIDS, &r->npids) < 0) {
@@ -177,6 +181,7 @@ static int parse_args(struct run *r, int argc, char **argv)
 			}
 			break;
 		case 'l': r->opts.locals = true; break;
+		case 'g': r->opts.globals = true; break;
 		case 'n': r->opts.native = true; break;
 		case 'j': r->json = true; break;
 		case 'A': r->tasks = true; break;

@@ -90,6 +90,41 @@ static void free_code_cache(struct dump *d)
 	d->codes = NULL;
 }
 
+/* Notes the module dict the frame runs with, for --globals (read once
+ * every thread is read). */
+static void note_globals(struct dump *d, const struct py_frame *pf)
+{
+	uint64_t dict;
+
+	if (py_frame_globals(&d->objs, pf, &dict) < 0) {
+		d->modules_unread++;
+		return;
+	}
+	for (size_t i = 0; i < d->nmodules; i++)
+		if (d->modules[i].dict == dict)
+			return;
+	if (d->nmodules == DUMP_MODULES_MAX) {
+		d->modules_cut = true;
+		return;
+	}
+	d->modules[d->nmodules++].dict = dict;
+}
+
+static void read_globals(struct dump *d)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < d->nmodules; i++) {
+		uint64_t dict = d->modules[i].dict;
+
+		if (py_module_globals_read(&d->objs, dict, false, &d->modules[kept]) == 0)
+			kept++;
+		else
+			d->modules_unread++;
+	}
+	d->nmodules = kept;
+}
+
 static void python_frame(struct dump *d, struct dump_thread *t, const struct py_frame *pf)
 {
 	const struct py_code_info *ci;
@@ -104,6 +139,8 @@ static void python_frame(struct dump *d, struct dump_thread *t, const struct py_
 		f->name = strdup(ci->name);
 		f->file = strdup(ci->filename);
 		f->line = py_code_line(&d->p, ci, pf->instr_offset);
+		if (d->opts.globals && d->objs_ok)
+			note_globals(d, pf);
 		if (d->opts.locals && d->objs_ok) {
 			struct py_local tmp[PY_LOCALS_MAX];
 			int n = py_frame_locals(&d->objs, pf, tmp, PY_LOCALS_MAX);
@@ -254,6 +291,8 @@ int dump_collect(struct dump *d, pid_t pid, const struct dump_options *opts,
 		read_thread(d, t, pf);
 	}
 	lock_owners(d);
+	if (d->opts.globals && d->objs_ok)
+		read_globals(d);
 	rc = 0;
 out:
 	free(threads);
@@ -277,6 +316,9 @@ void dump_free(struct dump *d)
 	}
 	free(d->threads);
 	d->threads = NULL;
+	for (size_t i = 0; i < d->nmodules; i++)
+		py_module_globals_free(&d->modules[i]);
+	d->nmodules = 0;
 	d->nthreads = 0;
 	free_code_cache(d);
 	if (d->native) {

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "cpython/frames.h"
+#include "cpython/globals.h"
 #include "cpython/locals.h"
 #include "cpython/objects.h"
 #include "cpython/process.h"
@@ -25,6 +26,7 @@
 
 struct dump_options {
 	bool locals;  /* arguments and locals of every Python frame */
+	bool globals; /* module globals of the modules on the stacks */
 	bool native;  /* native frames of blocked threads, merged with the Python ones */
 	bool verbose;
 };
@@ -63,6 +65,8 @@ struct dump_thread {
 	bool crashed;           /* core: the thread that received the fatal signal */
 };
 
+#define DUMP_MODULES_MAX 32 /* modules whose globals --globals shows */
+
 struct dump {
 	struct py_process p;
 	pid_t pid; /* as the user knows it (a core's recorded pid) */
@@ -76,6 +80,11 @@ struct dump {
 	struct dump_thread *threads;
 	size_t nthreads;
 	struct native_proc *native; /* --native: the process's code mappings */
+	/* --globals: each module dict a frame runs with, once */
+	struct py_module_globals modules[DUMP_MODULES_MAX];
+	size_t nmodules;
+	size_t modules_unread; /* frames whose globals could not be read */
+	bool modules_cut;      /* more modules than DUMP_MODULES_MAX */
 	void *codes;                /* code objects read so far (pydump_collect.c) */
 };
 

@@ -232,6 +232,32 @@ static void thread_json(FILE *out, const struct dump *d, const struct dump_threa
 	fputs("}", out);
 }
 
+/* --globals: [{"module", "file", "variables": [{"name", "repr"}], "hidden", "truncated"}] */
+static void globals_json(FILE *out, const struct dump *d)
+{
+	fputc('[', out);
+	for (size_t i = 0; i < d->nmodules; i++) {
+		const struct py_module_globals *g = &d->modules[i];
+
+		fputs(i ? ", {\"module\": " : "{\"module\": ", out);
+		jstr(out, g->module);
+		fputs(", \"file\": ", out);
+		jstr(out, g->file[0] ? g->file : NULL);
+		fputs(", \"variables\": [", out);
+		for (size_t k = 0; k < g->nvars; k++) {
+			fputs(k ? ", {\"name\": " : "{\"name\": ", out);
+			jstr(out, g->vars[k].name);
+			fputs(", \"repr\": ", out);
+			jstr(out, g->vars[k].repr);
+			fputs("}", out);
+		}
+		fprintf(out, "], \"hidden\": %zu, \"truncated\": %s}", g->hidden,
+			g->cut ? "true" : "false");
+	}
+	fprintf(out, "], \"globals_truncated\": %s, \"globals_unreadable_frames\": %zu",
+		d->modules_cut ? "true" : "false", d->modules_unread);
+}
+
 static void process_json(FILE *out, const struct dump *d)
 {
 	const struct py_process *p = &d->p;
@@ -284,7 +310,12 @@ static void process_json(FILE *out, const struct dump *d)
 			fputs(", ", out);
 		thread_json(out, d, &d->threads[i]);
 	}
-	fputs("]}", out);
+	fputs("]", out);
+	if (d->opts.globals) {
+		fputs(", \"globals\": ", out);
+		globals_json(out, d);
+	}
+	fputs("}", out);
 }
 
 void dump_print_json(FILE *out, struct dump *const *dumps, size_t n,

@@ -283,6 +283,37 @@ static void print_header(FILE *out, const struct dump *d)
 	}
 }
 
+/* --globals: each module on the stacks, its data variables. */
+static void print_globals(FILE *out, const struct dump *d)
+{
+	fprintf(out, "\nModule globals\n");
+	if (!d->objs_ok)
+		fprintf(out, "  [unreadable: %s]\n", TEXT_ESC(d->objs.why));
+	for (size_t i = 0; i < d->nmodules; i++) {
+		const struct py_module_globals *g = &d->modules[i];
+
+		fprintf(out, "  module %s", TEXT_ESC(g->module));
+		if (g->file[0])
+			fprintf(out, " (%s)", TEXT_ESC(g->file));
+		if (g->hidden)
+			fprintf(out, " [%zu modules, functions, classes and __dunder__ names not shown]",
+				g->hidden);
+		fputc('\n', out);
+		for (size_t k = 0; k < g->nvars; k++) {
+			fprintf(out, "    %s = ", TEXT_ESC(g->vars[k].name));
+			text_escape_write(out, g->vars[k].repr);
+			fputc('\n', out);
+		}
+		if (g->cut)
+			fprintf(out, "    [more variables not shown]\n");
+	}
+	if (d->modules_cut)
+		fprintf(out, "  [more than %d modules: the others not shown]\n", DUMP_MODULES_MAX);
+	if (d->modules_unread)
+		fprintf(out, "  [globals of %zu %s unreadable]\n", d->modules_unread,
+			plural((unsigned)d->modules_unread, "frame", "frames"));
+}
+
 void dump_print_text(FILE *out, const struct dump *d)
 {
 	print_header(out, d);
@@ -308,4 +339,6 @@ void dump_print_text(FILE *out, const struct dump *d)
 		print_state(out, d, t);
 		print_frames(out, d, t);
 	}
+	if (d->opts.globals)
+		print_globals(out, d);
 }

@@ -5,12 +5,14 @@
  * (containers that contain themselves, lengths that lie, strings of every
  * kind, ints of any size, dicts of both keys layouts, instance and class
  * attributes by every model, MROs that loop), a type's module.QualName and
- * an object's size (the census), a frame's variables and threading._active. header.root: an object (also
+ * an object's size (the census), a frame's variables and module globals
+ * (pydump -g) and threading._active. header.root: an object (also
  * read as a frame and as an interpreter state); arg64: a code object.
  * The built-in types sit at fixed addresses inside the input's range, so
  * the input can give them names.
  */
 #include "fuzz_mem.h"
+#include "cpython/globals.h"
 #include "cpython/locals.h"
 #include "cpython/objects.h"
 #include "cpython/thread_names.h"
@@ -74,6 +76,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(n <= PY_LOCALS_MAX);
 	for (int i = 0; i < n; i++)
 		FUZZ_CHECK(strlen(locals[i].repr) < sizeof(locals[i].repr));
+	if (py_frame_globals(&o, &f, &v) == 0)
+		FUZZ_CHECK(v != 0);
+	for (int all = 0; all < 2; all++) {
+		struct py_module_globals g;
+
+		if (py_module_globals_read(&o, h.root, all, &g) < 0)
+			continue;
+		FUZZ_CHECK(g.nvars <= PY_GLOBALS_MAX && strlen(g.module) < sizeof(g.module));
+		for (size_t i = 0; i < g.nvars; i++)
+			FUZZ_CHECK(strlen(g.vars[i].repr) < sizeof(g.vars[i].repr));
+		py_module_globals_free(&g);
+	}
 	n = py_thread_names(&o, h.root, names, 64);
 	FUZZ_CHECK(n <= 64);
 	return 0;
