@@ -251,6 +251,72 @@ def test_walk_ended_early_keeps_its_frames(interp, pyprofile, libnounwind):
     assert "native walks ended before the interpreter's eval loop" in err, err
 
 
+PLT_C = r"""
+#include <stdlib.h>
+#include <string.h>
+int (*volatile abs_ptr)(int);
+long plt_spin(const char *s, long n)
+{
+	long t = 0;
+
+	abs_ptr = abs; /* its address taken too: abs's stub is in .plt.got */
+	for (long i = 0; i < n; i++) {
+		t += (long)strlen(s + (i & 1));
+		t += labs(-i);
+		t += abs((int)-i);
+	}
+	return t;
+}
+"""
+PLT_STUBS = {"strlen@plt", "labs@plt", "abs@plt"}
+# what precedes or follows the PLT sections in such a library
+PLT_NEIGHBOURS = {"_init", "_fini", "deregister_tm_clones", "register_tm_clones",
+                  "__do_global_dtors_aux", "frame_dummy"}
+
+
+@pytest.fixture(scope="session", params=["plt", "plt.sec"])
+def libplt(request, tmp_path_factory):
+    """A library that calls libc through its PLT: strlen and labs through
+    .plt (or, built for IBT, .plt.sec), abs through .plt.got."""
+    if not shutil.which("gcc"):
+        pytest.skip("no gcc to build the library")
+    d = tmp_path_factory.mktemp("libplt")
+    src, built = d / "plt.c", d / ("libplt-%s.so" % request.param)
+    src.write_text(PLT_C)
+    ibt = ["-fcf-protection=full", "-Wl,-z,ibtplt"] if request.param == "plt.sec" else []
+    subprocess.run(["gcc", "-O1", "-shared", "-fPIC", "-fno-builtin"] + ibt +
+                   ["-o", str(built), str(src)], check=True)
+    sections = subprocess.run(["readelf", "-SW", str(built)], stdout=subprocess.PIPE,
+                              universal_newlines=True, check=True).stdout
+    for name in (".plt.got", ".plt.sec" if ibt else ".plt"):
+        assert re.search(r"\%s +PROGBITS" % name, sections), sections
+    return str(built)
+
+
+def test_plt_stubs_are_named_after_their_targets(interp, pyprofile, libplt):
+    """Samples in a PLT stub are named after the function the stub jumps
+    to, from the relocation of its GOT slot (strlen@plt, labs@plt through
+    .plt or .plt.sec, abs@plt through .plt.got), never after the symbol
+    before the section (_init) or another neighbour."""
+    workload = [interp.place(os.path.join(WORKLOADS, "plt_spin.py")),
+                interp.place(libplt), "120"]
+    rows, err, pid = profile(interp, pyprofile, ["-U", "-F", "199"], 3, workload)
+    picked = [(fr, c) for fr, _, c in rows if any(frame_name(f) == "plt_spin" for f in fr)]
+    total = sum(c for _, c in picked)
+    assert total >= 60, err
+    stubs = {}
+    for frames, count in picked:
+        names = [frame_name(f) for f in frames]
+        assert not PLT_NEIGHBOURS & set(names), frames
+        after = below(frames, "plt_spin")
+        if after and after[0].endswith("@plt"):
+            assert after[0] in PLT_STUBS and len(after) == 1, frames
+            stubs[after[0]] = stubs.get(after[0], 0) + count
+    # the stubs take about half of the loop's time; each its share
+    assert set(stubs) == PLT_STUBS, (stubs, total)
+    assert sum(stubs.values()) >= 0.1 * total, (stubs, total)
+
+
 def test_vdso_is_unwound(interp, pyprofile):
     """time.thread_time() asks the kernel from inside the vDSO: walks go on
     through the vDSO's own unwind information (read from the process's

@@ -62,6 +62,9 @@ void native_proc_close(struct native_proc *np)
 		free(np->mods[i].eh_frame);
 		free(np->mods[i].fdes);
 		elf_symtab_free(&np->mods[i].syms);
+		if (np->mods[i].plt)
+			elf_plt_free(np->mods[i].plt);
+		free(np->mods[i].plt);
 	}
 	free(np->mods);
 	memset(np, 0, sizeof(*np));
@@ -132,6 +135,11 @@ static void load_module(struct native_proc *np, struct native_module *m)
 		m->bias = img.is_dyn ? m->start - vaddr : 0;
 	}
 	elf_symtab_load(&m->syms, &img);
+	m->plt = malloc(sizeof(*m->plt));
+	if (m->plt && elf_plt_load(m->plt, &img) < 0) {
+		free(m->plt);
+		m->plt = NULL;
+	}
 	if (!has_symtab(&img) && !m->vdso)
 		load_debug_symbols(np->pid, m, &img);
 	if (elf_image_section(&img, ".eh_frame", &addr, &size) == 0 && size && size < EH_FRAME_MAX) {
@@ -165,11 +173,21 @@ static int read_word(void *ctx, uint64_t addr, uint64_t *value)
 	return remote_read_u64(*(pid_t *)ctx, addr, value);
 }
 
+/* A PLT stub by its target (never by the symbol before the section), else
+ * the symbol that holds the address: one of no size only in its own code
+ * section (sys/elf_plt.h). */
 static void name_frame(struct native_frame *f, struct native_module *m)
 {
 	const struct elf_sym *s = m ? elf_symtab_find(&m->syms, f->ip - m->bias) : NULL;
+	const char *stub = m && m->plt ? elf_plt_name(m->plt, f->ip - m->bias, &f->offset) : NULL;
 
 	f->mod = m;
+	if (stub) {
+		f->symbol = stub;
+		return;
+	}
+	if (s && !s->size && m->plt && !elf_plt_same_section(m->plt, f->ip - m->bias, s->start))
+		s = NULL;
 	f->symbol = s ? s->name : NULL;
 	f->offset = s ? f->ip - m->bias - s->start : m ? f->ip - m->bias : f->ip;
 }

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "sys/eh_frame.h"
+#include "sys/elf_plt.h"
 #include "sys/elf_symbols.h"
 #include "sys/regs.h"
 
@@ -34,6 +35,7 @@ struct native_module {
 	struct eh_fde *fdes;
 	size_t nfdes;
 	struct elf_symtab syms;
+	struct elf_plt *plt;     /* code sections and PLT stubs; NULL if unread */
 };
 
 struct native_proc {

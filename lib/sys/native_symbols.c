@@ -14,6 +14,7 @@
 
 #include "sys/eh_frame.h"
 #include "sys/elf_image.h"
+#include "sys/elf_plt.h"
 #include "sys/elf_symbols.h"
 #include "sys/exec_maps.h"
 #include "sys/proc_maps.h"
@@ -53,6 +54,7 @@ struct ns_file {
 	struct elf_symtab own;   /* the file's .symtab, else its .dynsym */
 	struct elf_symtab debug; /* the separate debug file's .symtab */
 	struct ns_sym *syms;     /* both, by address */
+	struct elf_plt plt;      /* code sections, PLT stubs by their targets */
 	size_t n;
 	/* the functions .eh_frame describes, named or not (by start) */
 	struct eh_fde *fdes;
@@ -161,6 +163,7 @@ void native_symbols_free(struct native_symbols *ns)
 			ns->files[b] = f->next;
 			elf_symtab_free(&f->own);
 			elf_symtab_free(&f->debug);
+			elf_plt_free(&f->plt);
 			free(f->syms);
 			free(f->fdes);
 			free(f);
@@ -404,7 +407,9 @@ static int build_table(struct ns_file *f, bool own_is_symtab)
  * The symbol holding vaddr. A symbol with a size holds its bytes: of
  * several, the .symtab's first (a debug file's names over the .dynsym's),
  * then the innermost. Only where none does, a zero-size symbol holds what
- * lies up to the next symbol, if no symbol at its address has a size.
+ * lies up to the next symbol, if no symbol at its address has a size,
+ * and within its own code section (_init, of no size, does not hold the
+ * .plt after .init) where the file's sections are known.
  */
 static const struct ns_sym *table_find(const struct ns_file *f, uint64_t vaddr)
 {
@@ -439,6 +444,8 @@ static const struct ns_sym *table_find(const struct ns_file *f, uint64_t vaddr)
 	for (size_t j = first; j < lo; j++)
 		if (f->syms[j].size)
 			return NULL; /* its size says where it ends, before vaddr */
+	if (!elf_plt_same_section(&f->plt, vaddr, f->syms[first].start))
+		return NULL;
 	if (lo < f->n || vaddr - f->syms[first].start < ZERO_SIZE_REACH)
 		return &f->syms[first];
 	return NULL;
@@ -538,6 +545,7 @@ static void file_load(struct native_symbols *ns, pid_t pid, const char *path, st
 	if (elf_image_build_id(img, f->build_id, sizeof(f->build_id)) < 0)
 		f->build_id[0] = '\0';
 	load_fdes(f, img);
+	elf_plt_load(&f->plt, img); /* none: symbols alone name the code */
 	elf_symtab_load(&f->own, img); /* none: still a file, without names */
 	if (symtab)
 		ns->stats.with_symtab++;
@@ -845,8 +853,15 @@ const char *native_symbols_name(struct native_symbols *ns, pid_t pid, int64_t ge
 {
 	struct ns_map *m = map_of(ns, pid, gen, addr);
 	const struct ns_sym *s;
+	const char *stub;
 
-	if (!m || !m->file || m->file->failed || !(s = table_find(m->file, addr - m->bias)))
+	if (!m || !m->file || m->file->failed)
+		return NULL;
+	/* a PLT stub by its target, never by the symbol before the section */
+	stub = elf_plt_name(&m->file->plt, addr - m->bias, sym_offset);
+	if (stub)
+		return stub;
+	if (!(s = table_find(m->file, addr - m->bias)))
 		return NULL;
 	if (sym_offset)
 		*sym_offset = addr - m->bias - s->start;

@@ -3,11 +3,13 @@
  * lib/sys/elf_image.c on hostile binaries: the input is a file (a memfd opened
  * by path), queried the way lib/py_process.c queries an interpreter:
  * symbols, sections, bytes at addresses, build id, debuglink, .rodata
- * strings, USDT probes (sys/stapsdt.h). Seeds: real interpreters and
+ * strings, USDT probes (sys/stapsdt.h), code sections and PLT stubs
+ * (sys/elf_plt.h). Seeds: real interpreters and
  * libraries, whole or cut down to their headers, symbol tables, notes and
  * data (run.sh).
  */
 #include "sys/elf_image.h"
+#include "sys/elf_plt.h"
 #include "sys/code_fragments.h"
 #include "sys/stapsdt.h"
 #include "fuzz_common.h"
@@ -115,6 +117,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(probe.args[k].reg < XREG_COUNT &&
 				   (probe.args[k].size == 1 || probe.args[k].size == 2 ||
 				    probe.args[k].size == 4 || probe.args[k].size == 8));
+	}
+	/* as sys/native_symbols.c: PLT stubs by the relocations of their slots */
+	{
+		struct elf_plt plt;
+
+		if (elf_plt_load(&plt, &img) == 0) {
+			FUZZ_CHECK(plt.ncode <= ELF_CODE_SECTIONS_MAX &&
+				   plt.stubs.n <= ELF_PLT_STUBS_MAX);
+			for (size_t i = 0; i < plt.stubs.n; i++) {
+				const struct elf_sym *s = &plt.stubs.v[i];
+				const struct elf_code_section *c = elf_plt_code_section(&plt, s->start);
+				size_t len = strlen(s->name);
+
+				FUZZ_CHECK(s->size == 8 || s->size == 16);
+				FUZZ_CHECK(len > 4 && strcmp(s->name + len - 4, "@plt") == 0);
+				FUZZ_CHECK(c && c->plt);
+			}
+			for (size_t i = 0; i < plt.ncode; i++) {
+				uint64_t off = 0;
+				const char *n = elf_plt_name(&plt, plt.code[i].start, &off);
+
+				FUZZ_CHECK(!n == !plt.code[i].plt);
+				(void)elf_plt_name(&plt, plt.code[i].end - 1, &off);
+			}
+			elf_plt_free(&plt);
+		}
 	}
 	FUZZ_CHECK(img.bytes_read <= ELF_IMAGE_READ_BUDGET);
 	{
