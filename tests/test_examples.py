@@ -212,7 +212,7 @@ def test_sources_give_formats():
                      "thread state")
     assert not explained("pyoffcpu: 2178 switches off CPU of 1 Python process (0 exited "
                          "during the run); 2178 with Python frames, 0 in threads without a "
-                         "Python thread state, and more")
+                         "Python thread state, then an invented tail")
     assert not explained("pyprofile: an invented message of 3 samples")
     assert plural_pairs().get("runs") == "run"
 
