@@ -501,12 +501,22 @@ def test_sequential_tasks_keep_their_names(interp, tool, mode, tmp_path):
             continue
         assert n[n.index("<task %s>" % task):][:2] == ["<task %s>" % task, "request"], fr
         got[task] = got.get(task, 0) + value
-    assert sorted(got) == sorted(truth), "tasks reported: %s\n%s" % (sorted(got), err)
+    # a task spends its time in one interval off CPU (block): where the kernel
+    # reported neither its return to a CPU nor its wake-up, pyoffcpu cannot
+    # place that interval and counts it apart, and the task may be missing
+    lost = re.search(r"(\d+) intervals? not counted \(preempted", err)
+    lost = int(lost.group(1)) if lost and mode == "block" else 0
+    missing = sorted(set(truth) - set(got))
+    assert not set(got) - set(truth) and len(missing) <= lost, \
+        "tasks reported: %s, missing %s (%d intervals not counted)\n%s" % (
+            sorted(got), missing, lost, err)
     total = sum(got.values())
     assert unnamed <= 0.02 * (total + unnamed), (unnamed, total, err)
     # pyoffcpu counts microseconds; pyprofile samples, each task's share of them
     scale = 1e6 if mode == "block" else total / sum(truth.values())
     for task, seconds in truth.items():
+        if task in missing:
+            continue
         want = seconds * scale
         spread = REQUEST_SIGMAS * math.sqrt(want) if mode == "cpu" else 0
         assert abs(got[task] - want) <= REQUEST_TOLERANCE * want + spread, \

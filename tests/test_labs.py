@@ -358,8 +358,13 @@ def test_lab6_wall_clock(lab_interp, tmp_path):
         share = spent[s] / sum(spent.values())
         want = steps[s]["wall"] / sum(v["wall"] for v in steps.values())
         assert abs(share - want) <= 0.05, (s, share, want, spent, steps)
+    # of the time each step waited (what a loaded machine adds, waiting for a
+    # CPU after the wake-up or for the GIL after it, set apart), its reason
+    # holds 80%
     for s, reason in STEP_REASONS.items():
-        assert reasons[s].get(reason, 0) >= 0.8 * spent[s], (s, reasons[s], spent[s])
+        waited = spent[s] - reasons[s].get("[runnable: waiting for a CPU]", 0) - \
+            reasons[s].get("[GIL wait]", 0)
+        assert reasons[s].get(reason, 0) >= 0.8 * waited, (s, reasons[s], spent[s])
 
 
 @pytest.mark.parametrize("lab_interp", lab_params())
@@ -409,6 +414,8 @@ def test_lab7_leaking_service(lab_interp, tmp_path):
     thumbs = through("ThumbnailCache.make_thumbnail")
     assert thumbs <= 64 * (32 * 1024 + 64), thumbs
     # compressing (in Sender.send, beside remember_for_retry) frees what it
-    # allocates
+    # allocates: at most the one compress in flight when the run ended
+    # (zlib's state at level 6, about 270 KiB, and its output) is
+    # outstanding, against 200 of them in 4 s if it leaked
     compressing = through("Sender.send") - through("Sender.remember_for_retry")
-    assert compressing <= 64 * 1024, rows
+    assert compressing <= 512 * 1024, rows

@@ -181,14 +181,18 @@ def test_blocked_time_ends_at_wakeup(pyoffcpu, tmp_path):
     marked at the leaf), not blocked time, which matches the sleeps asked
     for."""
     ncpu = os.cpu_count() or 2
-    spinners = [subprocess.Popen([interpreters.HOST_PYTHON, "-c", SPINNER, "60"])
-                for _ in range(2 * ncpu + 2)]
     state_path = str(tmp_path / "state.json")
     out = str(tmp_path / "out.folded")
     sleeper = subprocess.Popen(["nice", "-n", "19", interpreters.HOST_PYTHON,
                                 os.path.join(WORKLOADS, "wake_latency.py"), state_path, "1000"])
+    spinners = []
     try:
-        read_json(state_path, key="ready")
+        # the hogs start once the niced sleeper is ready: among them it gets
+        # a few per mille of a CPU, too little to start an interpreter in
+        # seconds on a loaded machine
+        read_json(state_path, timeout=60, key="ready")
+        spinners = [subprocess.Popen([interpreters.HOST_PYTHON, "-c", SPINNER, "60"])
+                    for _ in range(2 * ncpu + 2)]
         tool = start_tool(pyoffcpu, ["-R", "-p", str(sleeper.pid), "-o", out,
                                      "--format", "folded"])
         os.kill(sleeper.pid, signal.SIGUSR1)
