@@ -610,6 +610,7 @@ static int start(struct gc_run *r)
 	r->period_ns = session_sample_period_ns(s); /* as asked, until the end */
 	session_install_signals();
 	r->start_ns = monotonic_ns();
+	tool_want_gc_flag(s);
 	if (session_start_discovery(s) < 0)
 		return -1;
 	tool_on_tick(s, on_tick, r, 0, false);

@@ -283,6 +283,7 @@ static int start(struct options *o, struct tool_session *s, struct wait_reasons 
 					 BPF_PROG_TYPE_TRACEPOINT) < 0))
 		return -1;
 	session_install_signals();
+	tool_want_gc_flag(s); /* the [gc] frame */
 	if (session_start_discovery(s) < 0)
 		return -1;
 	if ((o->wall && tool_attach_sched(s, &offcpu, true) < 0) ||

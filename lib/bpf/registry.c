@@ -256,7 +256,7 @@ static int register_bpf(struct py_registry *r, struct py_target *t)
 		cfg.pidns_dev = (uint64_t)ns.st_dev;
 		cfg.pidns_ino = (uint64_t)ns.st_ino;
 	}
-	if (py_gc_flag_locate(&t->proc, &t->gc_collecting, &t->gc_gil, t->gc_why,
+	if (r->gc_flag && py_gc_flag_locate(&t->proc, &t->gc_collecting, &t->gc_gil, t->gc_why,
 			      sizeof(t->gc_why)) == 0) {
 		cfg.gc_collecting = t->gc_collecting;
 		cfg.gc_gil = t->gc_gil;

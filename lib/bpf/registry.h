@@ -80,6 +80,9 @@ struct py_registry {
 	void *on_active_ctx;
 	const char *tool; /* for messages */
 	bool verbose;     /* -v: say how each process was recognised, and which ended early */
+	/* locate each process's GC collecting flag and GIL (cpython/gc_flag.h)
+	 * as it registers: only for tools whose BPF reads them */
+	bool gc_flag;
 	struct code_names names;
 	struct native_maps *native; /* native stacks wanted: the files BPF unwinds */
 	struct native_symbols *nsyms; /* names of native frames (created when needed) */

@@ -410,6 +410,7 @@ int session_start_discovery(struct tool_session *s)
 		      s->launched ? 0 : s->npids);
 	s->reg.native = s->native_on ? &s->native : NULL;
 	s->reg.verbose = s->verbose;
+	s->reg.gc_flag = s->gc_flag;
 	s->reg.tstates_fd = bpfmod_table_fd(&s->bpf, "tstates");
 	s->reg.named_fd = bpfmod_table_fd(&s->bpf, "named_codes");
 	s->reg.on_active = session_on_active;

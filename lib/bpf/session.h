@@ -54,6 +54,8 @@ struct tool_session {
 	uint64_t start_ns, end_ns; /* monotonic (BPF's clock): start and end of the run */
 	int pystacks_fd, counts_fd, stacks_fd, stats_fd;
 	bool verbose;
+	/* locate each process's GC flag (tool_want_gc_flag) */
+	bool gc_flag;
 	/* periodic output (--interval): on_interval runs every interval_ns of
 	 * the run; it writes what the interval counted (session_collect_interval) */
 	uint64_t interval_ns;

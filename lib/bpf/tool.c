@@ -114,6 +114,11 @@ void tool_set_tasks(struct tool_session *s, struct async_tasks *tasks)
 	s->tasks = tasks;
 }
 
+void tool_want_gc_flag(struct tool_session *s)
+{
+	s->gc_flag = true;
+}
+
 void tool_on_tick(struct tool_session *s, void (*fn)(struct tool_session *, void *), void *ctx,
 		  int tick_ms, bool wake_on_stdin)
 {

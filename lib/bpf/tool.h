@@ -82,6 +82,11 @@ struct stack_filter tool_filter(const struct tool_session *s);
 /* --async: the asyncio tasks to name while the run lasts (NULL: none). */
 void tool_set_tasks(struct tool_session *s, struct async_tasks *tasks);
 
+/* Before session_start_discovery: each process's GC collecting flag is
+ * located as it registers (bpf_c/gc_flag.bpf.h reads it); a search worth
+ * its cost only to a tool that reads it. */
+void tool_want_gc_flag(struct tool_session *s);
+
 /* fn(s, ctx) on every turn of session_run, every tick_ms (0: 20 ms);
  * wake_on_stdin: input on stdin ends a turn at once. */
 void tool_on_tick(struct tool_session *s, void (*fn)(struct tool_session *, void *), void *ctx,
