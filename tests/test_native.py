@@ -5,6 +5,7 @@ against what the workload does and against perf's DWARF unwinder."""
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 
@@ -50,22 +51,37 @@ def enough_walks(pid, hz):
     return max(100, int(0.75 * hz * CPU_GOT[pid]))
 
 
-def profile(interp, tool, args, seconds, workload=None):
+MAX_RUN = 120  # s: a run that cannot get its CPU time by then fails on its counts
+
+
+def profile(interp, tool, args, seconds, workload=None, min_cpu=None):
     """Runs a workload (its argv, the script placed first; native_work.py
-    if none) and the tool on it with -v; (rows, stderr, pid). The CPU time
-    the workload had meanwhile goes to CPU_GOT."""
+    if none) and the tool on it with -v; (rows, stderr, pid). The tool runs
+    at least SECONDS and until the workload has had MIN_CPU seconds of CPU
+    time (by default 75% of SECONDS, what its busy thread gets on an idle
+    machine; 0 for a run of waits), then is stopped as Ctrl-C would: a
+    loaded machine's run lasts longer and counts as much as an idle one's.
+    The CPU time the workload had meanwhile goes to CPU_GOT."""
+    if min_cpu is None:
+        min_cpu = 0.75 * seconds
     proc = interp.spawn(workload or [interp.place(WORKLOAD), "120"])
     try:
         time.sleep(1.5)  # past the imports
         # -f prints no header: -v's start-up line comes as sampling starts
         name = os.path.basename(tool)
-        tool = start_tool(tool, ["-v", "-f", "-p", str(proc.pid)] + args + [str(seconds)],
+        tool = start_tool(tool, ["-v", "-f", "-p", str(proc.pid)] + args,
                           timeout=180, header_on="stderr", header=(name + ": start-up ",))
-        cpu0 = cpu_seconds(proc.pid)
-        rc, out, err = finish(tool, timeout=180)
+        cpu0, t0 = cpu_seconds(proc.pid), time.monotonic()
+        while proc.alive():
+            elapsed, got = time.monotonic() - t0, cpu_seconds(proc.pid) - cpu0
+            if (elapsed >= seconds and got >= min_cpu) or elapsed >= MAX_RUN:
+                break
+            time.sleep(0.1)
+        # one thread burns CPU: at most one CPU-second a second
         pid = proc.pid
-        # one thread burns CPU: the run's end is within the report's time
-        CPU_GOT[pid] = min(cpu_seconds(pid) - cpu0, seconds)
+        CPU_GOT[pid] = min(cpu_seconds(pid) - cpu0, time.monotonic() - t0)
+        tool.send_signal(signal.SIGINT)
+        rc, out, err = finish(tool, timeout=180)
     finally:
         proc.kill()
     err = tool.before_header + err
@@ -229,8 +245,8 @@ def test_walk_ended_early_keeps_its_frames(interp, pyprofile, libnounwind):
     print("interpreter:", interp.id)
     picked = [(fr, c) for fr, _, c in rows if any(frame_name(f) == "spin" for f in fr)]
     total = sum(c for _, c in picked)
-    # enough samples for the shares below to mean something (a loaded
-    # machine gives the busy thread a tenth of 3 s at 199 Hz at least)
+    # enough samples for the shares below to mean something (the run lasts
+    # until the busy thread has had 2.25 CPU-seconds: 447 samples)
     assert total >= 60, err
     kept = with_leaf = 0
     for frames, count in picked:
@@ -365,7 +381,7 @@ def test_blocked_thread_ends_in_libc(interp, pyoffcpu):
     call time.sleep makes (clock_nanosleep from 3.11 on, select before),
     and what follows it is libc's own (newer glibcs make the system call
     in an internal cancellation helper)."""
-    rows, err, _ = profile(interp, pyoffcpu, ["-U"], 2)
+    rows, err, _ = profile(interp, pyoffcpu, ["-U"], 2, min_cpu=0)
     want = "clock_nanosleep" if interp.version >= (3, 11) else "select"
     # the time it slept (not the GIL waits after each sleep, nor a
     # sleep begun before tracing, which has no stack)

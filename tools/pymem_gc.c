@@ -37,6 +37,7 @@
 #include "sys/elf_image.h"
 #include "sys/plural.h"
 #include "sys/text_escape.h"
+#include "sys/grow.h"
 
 extern const char pymem_gc_bpf_text[];
 
@@ -94,14 +95,12 @@ static struct gc_proc *proc_of(struct gc_run *r, pid_t pid, bool create)
 			return &r->procs[i];
 	if (!create)
 		return NULL;
-	if (r->nprocs == r->cap_procs) {
-		size_t cap = r->cap_procs ? 2 * r->cap_procs : 16;
-		struct gc_proc *v = realloc(r->procs, cap * sizeof(*v));
+	{
+		struct gc_proc *v = grow_room(r->procs, r->nprocs, &r->cap_procs, 16, sizeof(*v));
 
 		if (!v)
 			return NULL;
 		r->procs = v;
-		r->cap_procs = cap;
 	}
 	p = &r->procs[r->nprocs++];
 	memset(p, 0, sizeof(*p));
@@ -258,16 +257,14 @@ static void keep(struct gc_run *r, const struct pyb_gc_event *e)
 		r->dropped++;
 		return;
 	}
-	if (r->nlog == r->cap_log) {
-		size_t cap = r->cap_log ? 2 * r->cap_log : 1024;
-		struct pyb_gc_event *v = realloc(r->log, cap * sizeof(*v));
+	{
+		struct pyb_gc_event *v = grow_room(r->log, r->nlog, &r->cap_log, 1024, sizeof(*v));
 
 		if (!v) {
 			r->dropped++;
 			return;
 		}
 		r->log = v;
-		r->cap_log = cap;
 	}
 	r->log[r->nlog++] = *e;
 }

@@ -29,6 +29,7 @@
 #include "sys/plural.h"
 #include "sys/proc_maps.h"
 #include "sys/text_escape.h"
+#include "sys/grow.h"
 
 extern const char pymem_bpf_text[];
 
@@ -70,17 +71,15 @@ static struct growth_proc *find_proc(struct growth *g, pid_t pid)
 /* A new entry at the end of g->v, or NULL (counted) when full. */
 static struct growth_proc *new_proc(struct growth *g)
 {
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? 2 * g->cap : 16;
-		struct growth_proc *v = cap <= GROWTH_MAX_PROCS ? realloc(g->v, cap * sizeof(*v)) : NULL;
+	struct growth_proc *v = g->n < GROWTH_MAX_PROCS
+					? grow_room(g->v, g->n, &g->cap, 16, sizeof(*v))
+					: NULL;
 
-		if (!v) {
-			g->dropped++;
-			return NULL;
-		}
-		g->v = v;
-		g->cap = cap;
+	if (!v) {
+		g->dropped++;
+		return NULL;
 	}
+	g->v = v;
 	return &g->v[g->n++];
 }
 

@@ -12,6 +12,7 @@
 #include "sys/elf_image.h"
 #include "sys/proc_maps.h"
 #include "sys/target_file.h"
+#include "sys/grow.h"
 
 #define LIBC_UPROBES_MAX 32 /* probes of one call */
 
@@ -83,15 +84,11 @@ static int file_offset_of(const struct elf_image *img, uint64_t vaddr, uint64_t 
 
 static int keep_fd(struct libc_uprobes *u, int fd)
 {
-	if (u->n == u->cap) {
-		size_t cap = u->cap ? 2 * u->cap : 32;
-		int *v = realloc(u->fds, cap * sizeof(*v));
+	int *v = grow_room(u->fds, u->n, &u->cap, 32, sizeof(*v));
 
-		if (!v)
-			return -1;
-		u->fds = v;
-		u->cap = cap;
-	}
+	if (!v)
+		return -1;
+	u->fds = v;
 	u->fds[u->n++] = fd;
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include "cpython/frames.h"
 #include "cpython/threads.h"
 #include "sys/proc_maps.h"
+#include "sys/grow.h"
 
 struct open_seed {
 	pid_t pid, tid;
@@ -44,15 +45,11 @@ static struct open_seed *find_seed(struct open_intervals *oi, pid_t tid)
 
 static int remember(struct open_intervals *oi, pid_t pid, pid_t tid, const struct proc_sched *ps)
 {
-	if (oi->nseeds == oi->cap) {
-		size_t cap = oi->cap ? oi->cap * 2 : 64;
-		struct open_seed *v = realloc(oi->seeds, cap * sizeof(*v));
+	struct open_seed *v = grow_room(oi->seeds, oi->nseeds, &oi->cap, 64, sizeof(*v));
 
-		if (!v)
-			return -1;
-		oi->seeds = v;
-		oi->cap = cap;
-	}
+	if (!v)
+		return -1;
+	oi->seeds = v;
 	oi->seeds[oi->nseeds++] = (struct open_seed){ .pid = pid, .tid = tid, .sched = *ps };
 	return 0;
 }

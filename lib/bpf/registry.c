@@ -24,6 +24,7 @@
 #include "cpython/threads.h"
 #include "sys/clock.h"
 #include "sys/text_escape.h"
+#include "sys/grow.h"
 
 #define PENDING_RETRY_NS (20ull * 1000 * 1000)
 #define PENDING_GIVE_UP_NS (3ull * 1000 * 1000 * 1000)
@@ -110,15 +111,11 @@ int registry_follow(struct py_registry *r, pid_t pid)
 {
 	if (wanted(r, pid))
 		return 0;
-	if (r->nfollowed == r->cap_followed) {
-		size_t cap = r->cap_followed ? r->cap_followed * 2 : 64;
-		pid_t *v = realloc(r->followed, cap * sizeof(*v));
+	pid_t *v = grow_room(r->followed, r->nfollowed, &r->cap_followed, 64, sizeof(*v));
 
-		if (!v)
-			return -1;
-		r->followed = v;
-		r->cap_followed = cap;
-	}
+	if (!v)
+		return -1;
+	r->followed = v;
 	r->followed[r->nfollowed++] = pid;
 	return 0;
 }
@@ -521,15 +518,11 @@ void registry_consider(struct py_registry *r, pid_t pid, bool young, const char 
 			bpf_delete_elem(r->procs_fd, &key);
 		}
 	} else {
-		if (r->n == r->cap) {
-			size_t cap = r->cap ? r->cap * 2 : 64;
-			struct py_target *v = realloc(r->v, cap * sizeof(*v));
+		struct py_target *v = grow_room(r->v, r->n, &r->cap, 64, sizeof(*v));
 
-			if (!v)
-				return;
-			r->v = v;
-			r->cap = cap;
-		}
+		if (!v)
+			return;
+		r->v = v;
 		t = &r->v[r->n++];
 		memset(t, 0, sizeof(*t));
 		t->pid = pid;

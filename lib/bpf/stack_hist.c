@@ -9,6 +9,7 @@
 #include "abi/py_abi.h"
 #include "sys/text_escape.h"
 #include "sys/plural.h"
+#include "sys/grow.h"
 
 struct hist_entry {
 	uint32_t pid;
@@ -45,15 +46,11 @@ static int by_total_desc(const void *a, const void *b)
 
 static struct hist_entry *set_add(struct hist_set *s)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 256;
-		struct hist_entry *v = realloc(s->v, cap * sizeof(*v));
+	struct hist_entry *v = grow_room(s->v, s->n, &s->cap, 256, sizeof(*v));
 
-		if (!v)
-			return NULL;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (!v)
+		return NULL;
+	s->v = v;
 	memset(&s->v[s->n], 0, sizeof(s->v[0]));
 	return &s->v[s->n++];
 }

@@ -11,6 +11,7 @@
 #include "abi/wait_abi.h"
 #include "cpython/gil_locate.h"
 #include "sys/text_escape.h"
+#include "sys/grow.h"
 
 /* Leaf frames; the per-thread table shows them without the brackets. */
 static const char *const names[PYB_WAIT_MAX] = {
@@ -83,14 +84,12 @@ static void on_fd_event(void *ctx, void *data, int size)
 		return; /* closed already: the name says "fd N" */
 	bpf_update_elem(w->fds_fd, &k, &kind, BPF_ANY);
 	e = find_fd(w, (pid_t)k.pid, k.fd);
-	if (!e && w->nfds == w->cap_fds) {
-		size_t cap = w->cap_fds ? w->cap_fds * 2 : 64;
-		struct wait_fd_kind *v = realloc(w->fds, cap * sizeof(*v));
+	if (!e) {
+		struct wait_fd_kind *v = grow_room(w->fds, w->nfds, &w->cap_fds, 64, sizeof(*v));
 
 		if (!v)
 			return;
 		w->fds = v;
-		w->cap_fds = cap;
 	}
 	if (!e)
 		e = &w->fds[w->nfds++];
@@ -157,6 +156,7 @@ static bool stack_in_page_fault(struct wait_reasons *w, int32_t id)
 /* An uninterruptible sleep: a page fault, or (in a system call) disk I/O. */
 static uint32_t uninterruptible_kind(struct wait_reasons *w, int32_t id)
 {
+	struct wait_stack_kind *v;
 	uint32_t kind;
 
 	if (id < 0)
@@ -165,15 +165,10 @@ static uint32_t uninterruptible_kind(struct wait_reasons *w, int32_t id)
 		if (w->stacks[i].id == id)
 			return w->stacks[i].kind;
 	kind = stack_in_page_fault(w, id) ? PYB_WAIT_PAGE_FAULT : PYB_WAIT_DISK;
-	if (w->nstacks == w->cap_stacks) {
-		size_t cap = w->cap_stacks ? w->cap_stacks * 2 : 64;
-		struct wait_stack_kind *v = realloc(w->stacks, cap * sizeof(*v));
-
-		if (!v)
-			return kind;
-		w->stacks = v;
-		w->cap_stacks = cap;
-	}
+	v = grow_room(w->stacks, w->nstacks, &w->cap_stacks, 64, sizeof(*v));
+	if (!v)
+		return kind;
+	w->stacks = v;
 	w->stacks[w->nstacks++] = (struct wait_stack_kind){ id, kind };
 	return kind;
 }
@@ -245,6 +240,7 @@ struct tally {
 static int tally_add(struct tally *t, const struct pyb_count_key *k, uint32_t reason,
 		     uint64_t value)
 {
+	struct thread_reason *v;
 	uint32_t detail = reason == PYB_WAIT_FD || reason == PYB_WAIT_SYSCALL ? k->detail : 0;
 
 	for (size_t i = 0; i < t->n; i++) {
@@ -256,15 +252,10 @@ static int tally_add(struct tally *t, const struct pyb_count_key *k, uint32_t re
 			return 0;
 		}
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct thread_reason *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		t->v = v;
-		t->cap = cap;
-	}
+	v = grow_room(t->v, t->n, &t->cap, 64, sizeof(*v));
+	if (!v)
+		return -1;
+	t->v = v;
 	t->v[t->n] = (struct thread_reason){ (pid_t)k->pid, (pid_t)k->tid, "", reason, detail,
 					     value };
 	memcpy(t->v[t->n].comm, k->comm, sizeof(t->v[t->n].comm) - 1);

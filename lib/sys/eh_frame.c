@@ -6,6 +6,7 @@
  * promises is decoded; anything unexpected ends the walk cleanly.
  */
 #include "sys/eh_frame.h"
+#include "sys/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -297,15 +298,11 @@ struct eh_fde *eh_frame_fdes(const uint8_t *data, size_t size, uint64_t vaddr, s
 					r.p += aug;
 			}
 			if (!r.bad && range && start + range > start) {
-				if (n == cap) {
-					size_t ncap = cap ? 2 * cap : 256;
-					struct eh_fde *grown = realloc(fdes, ncap * sizeof(*fdes));
+				struct eh_fde *grown = grow_room(fdes, n, &cap, 256, sizeof(*fdes));
 
-					if (!grown)
-						break;
-					fdes = grown;
-					cap = ncap;
-				}
+				if (!grown)
+					break;
+				fdes = grown;
 				fdes[n].start = start;
 				fdes[n].end = start + range;
 				fdes[n].entry = (uint32_t)(p - data);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "sys/remote_mem.h"
+#include "sys/grow.h"
 
 static int errno_for_proc(void)
 {
@@ -34,7 +35,7 @@ int proc_maps_read(pid_t pid, struct proc_maps *maps)
 	if (!f)
 		return errno_for_proc();
 	while (getline(&line, &cap, f) > 0) {
-		struct proc_map m = { 0 };
+		struct proc_map m = { 0 }, *v;
 		int name_at = 0;
 
 		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
@@ -46,17 +47,12 @@ int proc_maps_read(pid_t pid, struct proc_maps *maps)
 		m.path = strdup(name_at > 0 ? line + name_at : "");
 		if (!m.path)
 			break;
-		if (maps->n == alloc) {
-			size_t grow = alloc ? alloc * 2 : 64;
-			struct proc_map *v = realloc(maps->v, grow * sizeof(*v));
-
-			if (!v) {
-				free(m.path);
-				break;
-			}
-			maps->v = v;
-			alloc = grow;
+		v = grow_room(maps->v, maps->n, &alloc, 64, sizeof(*v));
+		if (!v) {
+			free(m.path);
+			break;
 		}
+		maps->v = v;
 		maps->v[maps->n++] = m;
 	}
 	free(line);

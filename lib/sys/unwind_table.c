@@ -15,6 +15,7 @@
 #include "sys/cfi_unwind.h"
 #include "sys/eh_frame.h"
 #include "sys/elf_image.h"
+#include "sys/grow.h"
 
 #define EH_FRAME_MAX (64u << 20)
 
@@ -50,20 +51,17 @@ static void trim(struct builder *b, uint64_t pc)
  * already says the same. */
 static void push(struct builder *b, struct pyb_unwind_row r)
 {
+	struct pyb_unwind_row *grown;
+
 	trim(b, r.pc);
 	if (b->n && same_rule(&b->rows[b->n - 1], &r))
 		return;
-	if (b->n == b->cap) {
-		size_t ncap = b->cap ? 2 * b->cap : 1024;
-		struct pyb_unwind_row *grown = realloc(b->rows, ncap * sizeof(*grown));
-
-		if (!grown) {
-			b->oom = true;
-			return;
-		}
-		b->rows = grown;
-		b->cap = ncap;
+	grown = grow_room(b->rows, b->n, &b->cap, 1024, sizeof(*grown));
+	if (!grown) {
+		b->oom = true;
+		return;
 	}
+	b->rows = grown;
 	b->rows[b->n++] = r;
 }
 
