@@ -1,7 +1,11 @@
 """pyprofile --top through a real terminal (tmux, 80x24): the first screen
 with data names the same top functions, with the same own shares, as a
 folded run of the same process; keys change the sort and the filters and
-quit; plain text when stdout is not a terminal."""
+quit; plain text when stdout is not a terminal. Native functions no symbol
+names (Debian's stripped interpreter) are one row per file, the Python
+functions that call them stay on the screen, and the summary names the
+file's build-id and how to get its symbols (none of that for a pyenv
+build, which keeps its symbols)."""
 import os
 import re
 import shutil
@@ -11,13 +15,15 @@ import time
 
 import pytest
 
-from conftest import tool_path, WORKLOADS
+from conftest import _params, tool_path, WORKLOADS
 import interpreters
 from profiling import parse_folded, frame_name, read_json
 
 FUNCS = {"burn_main", "burn_side", "burn_ünïcode"}
 NUMBERS = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+[\d.]+s\s+[\d.]+s  \S")
 ROW = re.compile(r"^\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)s\s+([\d.]+)s  (\S+) \(")
+ANY_ROW = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+[\d.]+s\s+[\d.]+s  (.+?)\s*$")
+UNNAMED_WORK = ("re_scan", "json_parse", "py_sum")
 
 
 @pytest.fixture(scope="session")
@@ -172,3 +178,88 @@ def test_top_refuses_report_options(pyprofile):
         r = subprocess.run([pyprofile, "--top"] + args, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, universal_newlines=True)
         assert r.returncode == 2 and "--top shows a table" in r.stderr, (args, r.stderr)
+
+
+def symbol_params():
+    """Debian's stripped host 3.11 and one pyenv build, which keeps its
+    symbols: whether frames are named is all that differs."""
+    matrix, _ = interpreters.discover()
+    return _params([e for e in matrix if e.id == "host-3.11"] +
+                   [e for e in matrix if e.id.startswith("pyenv-3.12")][:1])
+
+
+def build_id(path):
+    out = subprocess.run(["readelf", "-n", path], stdout=subprocess.PIPE, check=True,
+                         universal_newlines=True).stdout
+    return re.search(r"Build ID: ([0-9a-f]+)", out).group(1)
+
+
+def functions(lines):
+    return [m.group(1) for m in map(ANY_ROW.match, lines[5:]) if m]
+
+
+@pytest.fixture(scope="module", params=symbol_params())
+def unnamed_run(request, pyprofile, tmp_path_factory):
+    """One --top run per interpreter on unnamed_native.py, through tmux:
+    (interp, screen sorted by own share, screen sorted by total share,
+    stderr)."""
+    interp = request.param
+    tmp = tmp_path_factory.mktemp("unnamed")
+    proc = interp.spawn([interp.place(os.path.join(WORKLOADS, "unnamed_native.py")), "120"])
+    term = None
+    try:
+        time.sleep(1.5)  # past the imports
+        err, done = os.path.join(str(tmp), "err"), os.path.join(str(tmp), "done")
+        term = Tmux("%s --top -F 199 -p %d 60 2>%s; touch %s; sleep 60" % (
+            pyprofile, proc.pid, err, done))
+        # a second refresh: the shares cover a window, not the start
+        own = term.wait_for(lambda l: len(l) > 2 and "in the last" in l[2]
+                            and "py_sum" in " ".join(functions(l)), what="table")
+        term.keys("2")
+        total = term.wait_for(lambda l: "sorted by %Total" in l[1], what="total sort")
+        term.keys("q")
+        deadline = time.monotonic() + 30
+        while not os.path.exists(done) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        with open(err, encoding="utf-8") as fp:
+            return interp, own, total, fp.read()
+    finally:
+        if term:
+            term.close()
+        proc.kill()
+
+
+def test_unnamed_native_summary(unnamed_run):
+    """Stripped: the summary says how much native time no symbol names,
+    names python3.11 by its build-id (the regex engine is in it) and says
+    how to get the symbols; with symbols, no such line."""
+    interp, _, _, err = unnamed_run
+    head = re.search(r"pyprofile: (\d+)% of the time in native code \((\d+) of (\d+) samples", err)
+    if interp.kind == "pyenv":
+        assert not head and "[unnamed]" not in err, err
+        return
+    assert head and int(head.group(1)) > 20, err
+    files = re.findall(r"^pyprofile:   ([\d.]+)% (\S+) \((.*)\), build-id (\w+)$", err, re.M)
+    by_name = {f[1]: f for f in files}
+    exe = interpreters.HOST_PYTHON
+    assert os.path.basename(exe) in by_name, err
+    assert by_name[os.path.basename(exe)][2:] == (exe, build_id(exe)), err
+    assert "find-dbgsym-packages BUILD-ID" in err and "DEBUGINFOD_URLS" in err, err
+
+
+def test_unnamed_native_top_rows(unnamed_run):
+    """No row is a function by its address: a stripped file's functions
+    are one row, "FILE [unnamed]"; the workload's Python functions are on
+    the screen sorted by total share, py_sum (its own loop) by own share."""
+    interp, own, total, _ = unnamed_run
+    for screen in (own, total):
+        rows = functions(screen)
+        assert not [r for r in rows if "+0x" in r], "\n".join(screen)
+        assert len([r for r in rows if r.endswith(" [unnamed]")]) == \
+            len(set(r for r in rows if r.endswith(" [unnamed]"))), "\n".join(screen)
+    assert "py_sum" in " ".join(functions(own)), "\n".join(own)
+    names = [frame_name(r) for r in functions(total)]
+    assert set(UNNAMED_WORK) <= set(names), "\n".join(total)
+    if interp.kind != "pyenv":
+        assert "%s [unnamed]" % os.path.basename(interpreters.HOST_PYTHON) in functions(own), \
+            "\n".join(own)

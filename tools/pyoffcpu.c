@@ -367,6 +367,7 @@ static int run(const struct options *o, struct tool_session *s, struct open_inte
 	session_collect(s, &rep);
 	rc = write_report(o, s, &rep, why);
 	session_print_summary(s, "switch off CPU", "switches off CPU");
+	session_print_unnamed(s, &rep, "us");
 	print_time_summary(o, &rep, s, oi);
 	if (o->cli.verbose)
 		session_print_bpf_stats(s, progs->switched, "sched_switch",

@@ -320,6 +320,17 @@ static void print_summary(const struct options *o, struct tool_session *s)
 		session_print_summary(s, "sample", "samples");
 }
 
+/* --top: the unnamed native time of the whole run, from a last report. */
+static void print_unnamed(const struct options *o, struct tool_session *s)
+{
+	struct report rep;
+
+	report_init(&rep, false);
+	if (session_collect(s, &rep) == 0)
+		session_print_unnamed(s, &rep, o->wall ? "us" : "samples");
+	report_free(&rep);
+}
+
 /* --top: the live table until the run ends. */
 static int run_top(const struct options *o, struct tool_session *s)
 {
@@ -331,6 +342,7 @@ static int run_top(const struct options *o, struct tool_session *s)
 	session_run(s, o->cli.duration);
 	top_view_stop(&top);
 	print_summary(o, s);
+	print_unnamed(o, s);
 	return cli_exit_status(&o->cli, s, 0);
 }
 
@@ -360,6 +372,7 @@ static int write_report(const struct options *o, struct tool_session *s, int sam
 	rc = report_write(&rep, o->cli.format, o->cli.out, o->wall ? "us" : "samples",
 			  o->wall ? "pyprofile --wall" : "pyprofile") < 0;
 	print_summary(o, s);
+	session_print_unnamed(s, &rep, o->wall ? "us" : "samples");
 	if (o->wall)
 		print_wall_summary(s, &rep);
 	if (o->cli.verbose)

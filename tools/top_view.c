@@ -69,7 +69,7 @@ static void refresh(struct top_view *v, struct tool_session *s)
 	struct report rep;
 
 	report_init(&rep, false);
-	if (session_collect(s, &rep) < 0 || top_update(&v->top, &rep) < 0) {
+	if (session_collect(s, &rep) < 0 || top_update(&v->top, &rep, monotonic_ns()) < 0) {
 		report_free(&rep);
 		return;
 	}

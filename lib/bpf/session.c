@@ -21,6 +21,7 @@
 #include "sys/clock.h"
 #include "abi/py_abi.h"
 #include "sys/target_file.h"
+#include "report/native_unnamed.h"
 #include "report/views.h"
 #include "sys/text_escape.h"
 #include "sys/plural.h"
@@ -931,6 +932,18 @@ static void print_unseen_switches(struct tool_session *s)
 		(unsigned long long)ended, plural(ended, "interval ended", "intervals ended"),
 		plural(ended, "its", "their"), (unsigned long long)lost,
 		plural(lost, "interval", "intervals"), plural(lost, "its", "their"));
+}
+
+void session_print_unnamed(const struct tool_session *s, const struct report *rep,
+			   const char *unit)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	struct native_unnamed u;
+
+	if (!s->filter.user_stacks || !s->native_on || native_unnamed_count(rep, &u) < 0)
+		return;
+	native_unnamed_print(stderr, s->tool, &u, unit, urls && urls[0]);
+	native_unnamed_free(&u);
 }
 
 void session_print_summary(struct tool_session *s, const char *one, const char *many)

@@ -186,6 +186,12 @@ uint64_t session_stat(struct tool_session *s, int which);
  * (one "sample", many "samples"). */
 void session_print_summary(struct tool_session *s, const char *one, const char *many);
 
+/* When much of rep's native time is in functions no symbol names: which
+ * files (by build-id) lack symbols and how to get them (report/
+ * native_unnamed.h). unit: what a row's value counts. */
+void session_print_unnamed(const struct tool_session *s, const struct report *rep,
+			   const char *unit);
+
 /*
  * -v: the kernel's own accounting of a program's run time (needs sysctl
  * kernel.bpf_stats_enabled=1), per run and per event of interest (none if

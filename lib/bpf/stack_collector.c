@@ -222,6 +222,7 @@ static void push_native(struct stack_collector *c, struct py_registry *reg, stru
 		snprintf(unnamed, sizeof(unnamed), "%.64s+0x%llx",
 			 base ? base + 1 : path ? path : "[unknown]", (unsigned long long)start);
 		rf.name = unnamed;
+		rf.unnamed = true;
 	}
 	frames_push(out, &rf);
 }

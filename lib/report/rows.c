@@ -94,7 +94,7 @@ static bool str_eq(const char *a, const char *b)
 
 static bool frame_eq(const struct report_frame *a, const struct report_frame *b)
 {
-	return a->kind == b->kind && a->line == b->line && a->first_line == b->first_line &&
+	return a->kind == b->kind && a->unnamed == b->unnamed && a->line == b->line && a->first_line == b->first_line &&
 	       a->addr == b->addr && a->offset == b->offset && a->map_start == b->map_start &&
 	       a->map_end == b->map_end && a->map_offset == b->map_offset &&
 	       str_eq(a->name, b->name) && str_eq(a->file, b->file) &&

@@ -56,6 +56,9 @@ struct report_frame {
 	uint64_t offset;     /* native: addr's offset in module's file (what symbolizers take) */
 	/* native: the mapping addr lies in (pprof's Mapping: start, limit, offset) */
 	uint64_t map_start, map_end, map_offset;
+	/* native: no symbol names it (name is "FILE+0xSTART", a stripped
+	 * file's function by where it starts) */
+	bool unnamed;
 };
 
 struct report_row {

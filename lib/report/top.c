@@ -47,6 +47,10 @@ static bool function_label(const struct report_frame *f, char *buf, size_t len)
 				 base_name(f->file), f->first_line);
 		else
 			snprintf(raw, sizeof(raw), "%s (%s)", report_frame_name(f), base_name(f->file));
+	} else if (f->kind == REPORT_FRAME_NATIVE && f->unnamed) {
+		/* one row per stripped file: its functions by address would
+		 * crowd the Python functions out of the screen */
+		snprintf(raw, sizeof(raw), "%s [unnamed]", f->module ? base_name(f->module) : "[unknown]");
 	} else if (f->kind == REPORT_FRAME_PYTHON || f->kind == REPORT_FRAME_NATIVE) {
 		snprintf(raw, sizeof(raw), "%s", report_frame_name(f));
 	} else {
@@ -203,19 +207,34 @@ static int count(struct top *t, const struct report *rep)
 	return 0;
 }
 
-int top_update(struct top *t, const struct report *rep)
+/* The counts so far become the newest of the window's past refreshes. */
+static void window_push(struct top *t)
 {
+	size_t at = t->next_at;
+
 	for (size_t i = 0; i < t->n; i++) {
-		t->v[i].own_prev = t->v[i].own;
-		t->v[i].total_prev = t->v[i].total;
-		t->v[i].own = t->v[i].total = 0;
+		t->v[i].own_at[at] = t->v[i].own;
+		t->v[i].total_at[at] = t->v[i].total;
 	}
-	t->all_prev = t->all;
+	t->all_at[at] = t->all;
+	t->ns_at[at] = t->now_ns;
+	t->next_at = (at + 1) % TOP_WINDOW;
+	if (t->nat < TOP_WINDOW)
+		t->nat++;
+}
+
+int top_update(struct top *t, const struct report *rep, uint64_t now_ns)
+{
+	if (t->counted)
+		window_push(t);
+	for (size_t i = 0; i < t->n; i++)
+		t->v[i].own = t->v[i].total = 0;
 	t->all = 0;
+	t->now_ns = now_ns;
 	if (count(t, rep) < 0 || note_ids(t, rep) < 0)
 		return -1;
-	if (t->since_start && t->all_prev) /* a second update under the same filter */
-		t->since_start = false;
+	t->counted = true;
+	t->since_start = t->nat == 0;
 	return 0;
 }
 
@@ -256,22 +275,34 @@ bool top_key(struct top *t, int key, const struct report *rep)
 	for (size_t i = 0; i < t->n; i++)
 		t->v[i].own = t->v[i].total = 0;
 	t->all = 0;
+	t->nat = 0;
 	t->since_start = true;
-	if (rep && (count(t, rep) < 0 || note_ids(t, rep) < 0))
-		return true;
-	for (size_t i = 0; i < t->n; i++)
-		t->v[i].own_prev = t->v[i].total_prev = 0;
-	t->all_prev = 0;
+	t->counted = rep && count(t, rep) == 0 && note_ids(t, rep) == 0;
 	return true;
+}
+
+/* The oldest of the window's past refreshes in the ring. */
+static size_t oldest(const struct top *t)
+{
+	return (t->next_at + TOP_WINDOW - t->nat) % TOP_WINDOW;
+}
+
+/* now - the value at the window's start (0 when it starts at the run's
+ * start); a count that went back (a process forgotten) counts nothing. */
+static uint64_t in_window(const struct top *t, uint64_t now, const uint64_t *at)
+{
+	uint64_t then = t->nat ? at[oldest(t)] : 0;
+
+	return now > then ? now - then : 0;
 }
 
 static uint64_t sort_value(const struct top *t, const struct top_function *f)
 {
 	switch (t->sort) {
 	case TOP_OWN_SHARE:
-		return f->own - f->own_prev;
+		return in_window(t, f->own, f->own_at);
 	case TOP_TOTAL_SHARE:
-		return f->total - f->total_prev;
+		return in_window(t, f->total, f->total_at);
 	case TOP_OWN_TIME:
 		return f->own;
 	case TOP_TOTAL_TIME:
@@ -334,17 +365,21 @@ void top_render(const struct top *t, FILE *out, int width, int height, const cha
 		const char *eol)
 {
 	size_t *order = malloc((t->n ? t->n : 1) * sizeof(*order)), shown = 0;
-	uint64_t all = t->all - t->all_prev;
-	char pid[16], tid[16];
+	uint64_t all = in_window(t, t->all, t->all_at);
+	char pid[16], tid[16], window[48];
 
 	id_name(pid, sizeof(pid), t->only_pid);
 	id_name(tid, sizeof(tid), t->only_tid);
 	line(out, width, eol, "%s", title);
 	line(out, width, eol, "Process %s, thread %s; sorted by %s.%s", pid, tid, sort_name(t->sort),
 	     t->keys ? " Keys: 1-4 sort, p/t/a filter, q quit" : "");
-	line(out, width, eol, "%.2f s sampled %s, %.2f s in all",
-	     (double)all * t->seconds_per_unit, t->since_start ? "since the start" : "since the last refresh",
-	     (double)t->all * t->seconds_per_unit);
+	if (t->since_start || !t->nat)
+		snprintf(window, sizeof(window), "since the start");
+	else
+		snprintf(window, sizeof(window), "in the last %.1f s",
+			 (double)(t->now_ns - t->ns_at[oldest(t)]) / 1e9);
+	line(out, width, eol, "%.2f s sampled %s, %.2f s in all", (double)all * t->seconds_per_unit,
+	     window, (double)t->all * t->seconds_per_unit);
 	line(out, width, eol, "%s", "");
 	line(out, width, eol, " %%Own %%Total  OwnTime TotalTime  Function");
 	if (!order)
@@ -358,8 +393,8 @@ void top_render(const struct top *t, FILE *out, int width, int height, const cha
 		const struct top_function *f = &t->v[order[i]];
 
 		line(out, width, eol, "%5.1f %6.1f %7.2fs %8.2fs  %s",
-		     all ? 100.0 * (double)(f->own - f->own_prev) / (double)all : 0.0,
-		     all ? 100.0 * (double)(f->total - f->total_prev) / (double)all : 0.0,
+		     all ? 100.0 * (double)in_window(t, f->own, f->own_at) / (double)all : 0.0,
+		     all ? 100.0 * (double)in_window(t, f->total, f->total_at) / (double)all : 0.0,
 		     (double)f->own * t->seconds_per_unit, (double)f->total * t->seconds_per_unit,
 		     f->label);
 	}

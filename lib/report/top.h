@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A live table of functions, like top(1) (pyprofile --top): for each
- * function, its share of the samples of the last refresh in which it was
- * running itself (own) or was on the stack (total), and the time those
- * samples add up to since the start. Fed the run's cumulative report at
- * each refresh; filtered by process and thread; sorted by any column.
- * Knows only reports: no terminal, no BPF.
+ * function, its share of the samples of the last TOP_WINDOW refreshes in
+ * which it was running itself (own) or was on the stack (total), and the
+ * time those samples add up to since the start. Native functions no symbol
+ * names (a stripped file's "FILE+0xSTART") are one row per file, "FILE
+ * [unnamed]". Fed the run's cumulative report at each refresh; filtered by
+ * process and thread; sorted by any column. Knows only reports: no
+ * terminal, no BPF.
  */
 #ifndef PYBPF_REPORT_TOP_H
 #define PYBPF_REPORT_TOP_H
@@ -20,17 +22,26 @@
 
 enum top_sort { TOP_OWN_SHARE, TOP_TOTAL_SHARE, TOP_OWN_TIME, TOP_TOTAL_TIME };
 
+/* How many refreshes the shares cover: one second at 49 Hz is 49 samples
+ * a CPU, shares that jump by 2% at each; five are 245. */
+#define TOP_WINDOW 5
+
 struct top_function {
-	char *label;		 /* "qualname (file:first line)", a symbol */
-	uint64_t own, total;	 /* cumulative, in report units */
-	uint64_t own_prev, total_prev; /* at the previous refresh */
+	char *label;	     /* "qualname (file:first line)", a symbol, "FILE [unnamed]" */
+	uint64_t own, total; /* cumulative, in report units */
+	/* at the last TOP_WINDOW refreshes (struct top's ring) */
+	uint64_t own_at[TOP_WINDOW], total_at[TOP_WINDOW];
 };
 
 struct top {
 	struct top_function *v;
 	size_t n, cap;
 	size_t *slots, nslots; /* hash index of v by label: index + 1, 0 empty */
-	uint64_t all, all_prev; /* every sample of the filtered rows */
+	uint64_t all;		/* every sample of the filtered rows */
+	uint64_t all_at[TOP_WINDOW], ns_at[TOP_WINDOW]; /* and when, at past refreshes */
+	size_t nat, next_at;	/* past refreshes kept (the window), the ring's next slot */
+	uint64_t now_ns;	/* the last refresh */
+	bool counted;		/* own, total and all count a report */
 	double seconds_per_unit;
 	enum top_sort sort;
 	pid_t only_pid, only_tid; /* 0: all */
@@ -45,9 +56,10 @@ struct top {
 void top_init(struct top *t, double seconds_per_unit);
 void top_free(struct top *t);
 
-/* A new cumulative report: the counts since the previous one become the
- * shares shown. Returns 0 or -1 (out of memory). */
-int top_update(struct top *t, const struct report *rep);
+/* A new cumulative report, taken at now_ns (monotonic): the counts since
+ * the oldest of the last TOP_WINDOW refreshes become the shares shown.
+ * Returns 0 or -1 (out of memory). */
+int top_update(struct top *t, const struct report *rep, uint64_t now_ns);
 
 /*
  * Keys: 1-4 sort by own share, total share, own time, total time; p and t

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Unit tests of lib/report/views.c (--function, --threads) and
- * lib/report/top.c (the live view's table), on reports built by hand:
- * the exact folded bytes after each view, and the exact table.
+ * lib/report/top.c (the live view's table) and lib/report/native_unnamed.c
+ * (the summary of unnamed native time), on reports built by hand: the
+ * exact folded bytes after each view, the exact table and lines.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "unit_check.h"
 
+#include "report/native_unnamed.h"
 #include "report/rows.h"
 #include "report/top.h"
 #include "report/views.h"
@@ -18,6 +20,15 @@ static uint32_t py(struct report *rep, const char *name, int line, int first_lin
 {
 	struct report_frame f = { .kind = REPORT_FRAME_PYTHON, .name = name, .file = "app.py",
 				  .line = line, .first_line = first_line };
+
+	return (uint32_t)report_intern_frame(rep, &f);
+}
+
+/* A native frame; unnamed: "FILE+0xSTART" of a stripped file. */
+static uint32_t native(struct report *rep, const char *name, const char *module, bool unnamed)
+{
+	struct report_frame f = { .kind = REPORT_FRAME_NATIVE, .name = name, .module = module,
+				  .build_id = "ab12", .unnamed = unnamed };
 
 	return (uint32_t)report_intern_frame(rep, &f);
 }
@@ -109,7 +120,7 @@ static void test_top(void)
 	row(&rep, 7, 7, "python3", r2, 2, 1);
 	row(&rep, 7, 8, "python3", r3, 3, 4);
 	top_init(&t, 0.5);
-	CHECK(top_update(&t, &rep) == 0);
+	CHECK(top_update(&t, &rep, 1000000000) == 0);
 	/* keys not read (output to a pipe or file): no key help */
 	out = render(&t, 80, 0);
 	CHECK(strncmp(out, "title\nProcess all, thread all; sorted by %Own.\n", 47) == 0);
@@ -127,12 +138,12 @@ static void test_top(void)
 	free(out);
 	/* two more samples of b: the next screen shows only them */
 	rep.rows[1].value += 2;
-	CHECK(top_update(&t, &rep) == 0);
+	CHECK(top_update(&t, &rep, 2000000000) == 0);
 	CHECK(top_key(&t, '2', &rep)); /* by total share */
 	out = render(&t, 40, 6);
 	CHECK_STR(out, "title\n"
 		       "Process all, thread all; sorted by %Tota\n"
-		       "1.00 s sampled since the last refresh, 5\n"
+		       "1.00 s sampled in the last 1.0 s, 5.00 s\n"
 		       "\n"
 		       " %Own %Total  OwnTime TotalTime  Functio\n"
 		       "  0.0  100.0    0.00s     5.00s  main (a\n");
@@ -149,11 +160,114 @@ static void test_top(void)
 	report_free(&rep);
 }
 
+/* The shares cover the last TOP_WINDOW refreshes: older samples drop
+ * out; a filter starts again from the start. */
+static void test_top_window(void)
+{
+	struct report rep;
+	struct top t;
+	char *out;
+
+	report_init(&rep, false);
+	uint32_t a[] = { py(&rep, "a", 5, 4) }, b[] = { py(&rep, "b", 9, 8) };
+	row(&rep, 7, 7, "python3", a, 1, 10);
+	row(&rep, 7, 7, "python3", b, 1, 0);
+	top_init(&t, 1.0);
+	CHECK(top_update(&t, &rep, 1000000000) == 0);
+	/* b alone from now: a's 10 stay in the window for TOP_WINDOW refreshes */
+	for (int i = 2; i <= TOP_WINDOW + 1; i++) {
+		rep.rows[1].value += 1;
+		CHECK(top_update(&t, &rep, (uint64_t)i * 1000000000) == 0);
+	}
+	out = render(&t, 80, 0);
+	CHECK(strstr(out, "5.00 s sampled in the last 5.0 s, 15.00 s in all\n") != NULL);
+	CHECK(strstr(out, "100.0  100.0    5.00s     5.00s  b (app.py:8)\n") != NULL);
+	CHECK(strstr(out, "  0.0    0.0   10.00s    10.00s  a (app.py:4)\n") != NULL);
+	free(out);
+	top_free(&t);
+	report_free(&rep);
+}
+
+/* A stripped file's functions are one row; named ones stay apart. */
+static void test_top_unnamed(void)
+{
+	struct report rep;
+	struct top t;
+	char *out;
+
+	report_init(&rep, false);
+	uint32_t m = py(&rep, "main", 3, 1);
+	uint32_t r1[] = { m, native(&rep, "python3+0x10", "/usr/bin/python3", true) };
+	uint32_t r2[] = { m, native(&rep, "python3+0x80", "/usr/bin/python3", true) };
+	uint32_t r3[] = { m, native(&rep, "deflate", "/lib/libz.so", false) };
+	row(&rep, 7, 7, "python3", r1, 2, 3);
+	row(&rep, 7, 7, "python3", r2, 2, 2);
+	row(&rep, 7, 7, "python3", r3, 2, 5);
+	top_init(&t, 1.0);
+	CHECK(top_update(&t, &rep, 1) == 0);
+	out = render(&t, 80, 0);
+	CHECK(strstr(out, " 50.0   50.0    5.00s     5.00s  deflate\n") != NULL);
+	CHECK(strstr(out, " 50.0   50.0    5.00s     5.00s  python3 [unnamed]\n") != NULL);
+	CHECK(strstr(out, "+0x") == NULL);
+	free(out);
+	top_free(&t);
+	report_free(&rep);
+}
+
+static char *unnamed_lines(const struct report *rep, bool *printed)
+{
+	struct native_unnamed u;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	CHECK(native_unnamed_count(rep, &u) == 0);
+	*printed = native_unnamed_print(f, "tool", &u, "samples", false);
+	native_unnamed_free(&u);
+	fclose(f);
+	return buf;
+}
+
+/* Unnamed native time by the innermost frame, per file, over 20% only;
+ * a target's file name escaped. */
+static void test_native_unnamed(void)
+{
+	struct report rep;
+	bool printed;
+	char *out;
+
+	report_init(&rep, false);
+	uint32_t m = py(&rep, "main", 3, 1);
+	uint32_t named = native(&rep, "deflate", "/lib/libz.so", false);
+	uint32_t r1[] = { m, named, native(&rep, "evil\x1b+0x10", "/tmp/evil\x1b", true) };
+	uint32_t r2[] = { m, native(&rep, "python3+0x80", "/usr/bin/python3", true) };
+	uint32_t r3[] = { m, named }, r4[] = { m };
+	row(&rep, 7, 7, "python3", r1, 3, 1);
+	row(&rep, 7, 7, "python3", r2, 2, 3);
+	row(&rep, 7, 7, "python3", r3, 2, 16);
+	row(&rep, 7, 7, "python3", r4, 1, 50); /* Python: not native time */
+	out = unnamed_lines(&rep, &printed); /* 4 of 20: not over 20% */
+	CHECK(!printed && out && !out[0]);
+	free(out);
+	rep.rows[1].value = 4; /* 5 of 21 */
+	out = unnamed_lines(&rep, &printed);
+	CHECK(printed);
+	CHECK(strstr(out, "tool: 24% of the time in native code (5 of 21 samples,") == out);
+	CHECK(strstr(out, "\ntool:   19.0% python3 (/usr/bin/python3), build-id ab12\n"
+			  "tool:   4.8% evil\\x1b (/tmp/evil\\x1b), build-id ab12\n") != NULL);
+	CHECK(strstr(out, "DEBUGINFOD_URLS") != NULL && strchr(out, '\x1b') == NULL);
+	free(out);
+	report_free(&rep);
+}
+
 int main(void)
 {
 	test_functions();
 	test_threads();
 	test_top();
+	test_top_window();
+	test_top_unnamed();
+	test_native_unnamed();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
