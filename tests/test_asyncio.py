@@ -523,6 +523,76 @@ def test_sequential_tasks_keep_their_names(interp, tool, mode, tmp_path):
             "%s: %d, truth %d (%s)\n%s" % (task, got[task], want, got, err)
 
 
+# many short requests, half of them in each handler: some end before the
+# tool reads them, and are grouped by the coroutine their samples read
+GROUPED_REQUESTS = 100
+GROUPED_SECONDS = {"cpu": 0.02, "block": 0.01}
+
+
+@pytest.mark.parametrize("tool,mode", [("pyprofile", "cpu"), ("pyoffcpu", "block")])
+def test_tasks_grouped_by_coroutine(interp, tool, mode, tmp_path):
+    """--group-tasks coroutine on short per-request tasks run by two handlers
+    in turn (request, admin_request): each task frame names its coroutine,
+    "<task QUALNAME>" with the coroutine's own frame next, so the requests
+    of one handler share one root; each handler's time is within 10% of
+    what its requests measured (pyprofile: and a sampled count's spread),
+    none is charged to the other, next to nothing is left unnamed, and the
+    summary counts the roots the report has."""
+    from conftest import tool_path
+    from profiling import parse_folded, run_on_cue
+    needs_asyncio_support(interp)
+    args = ["--group-tasks", "coroutine", "--format", "folded"] + (
+        ["-F", "499"] if mode == "cpu" else ["-R"])
+    text, err, truth = run_on_cue(
+        interp, tool_path(tool), os.path.join(WORKLOADS, "async_requests.py"), tmp_path, args,
+        workload_args=[mode, str(GROUPED_REQUESTS), str(GROUPED_SECONDS[mode]), "2"],
+        truth=("truth.json", "spent"), settle=1)
+    handlers = sorted(set(truth["coroutine"].values()))
+    assert handlers == ["admin_request", "request"], truth
+    want = {h: sum(s for t, s in truth["spent"].items() if truth["coroutine"][t] == h)
+            for h in handlers}
+    spend = "burn" if mode == "cpu" else "block"
+    got, unnamed, roots = {}, 0, set()
+    for fr, _, value in parse_folded(text):
+        n = names(fr)
+        group = task_of(fr)
+        if group is not None:
+            roots.add(group)
+        ran = [h for h in handlers if h in n]
+        # what the truth measured: pyoffcpu also counts a request preempted
+        # outside it, which a loaded machine makes large
+        if not ran or spend not in n:
+            continue
+        if group not in handlers:  # no task, or "[unknown coroutine]"
+            unnamed += value
+            continue
+        # the root names the coroutine that ran, and its frame follows
+        assert ran == [group] and n[n.index("<task %s>" % group) + 1] == group, fr
+        got[group] = got.get(group, 0) + value
+    assert sorted(got) == handlers, (got, err)
+    total = sum(got.values())
+    assert unnamed <= 0.02 * (total + unnamed), (unnamed, total, err)
+    m = re.search(r"--async: \d+ asyncio tasks? named, in (\d+) groups? by coroutine", err)
+    assert m and int(m.group(1)) == len(roots), (sorted(roots), err)
+    # pyoffcpu: an interval it could not place (counted apart), or whose
+    # runnable time after its wake-up it could not see, misses at most one
+    # request's time (what the request measured includes that wait)
+    lost = 0
+    if mode == "block":
+        for what in (r"(\d+) intervals? not counted \(preempted",
+                     r"(\d+) blocked intervals? ended at (?:its|their) wake-up"):
+            m = re.search(what, err)
+            lost += int(m.group(1)) if m else 0
+    scale = 1e6 if mode == "block" else total / sum(want.values())
+    for h in handlers:
+        expect = want[h] * scale
+        spread = REQUEST_SIGMAS * math.sqrt(expect) if mode == "cpu" else 0
+        slack = lost * max(truth["spent"].values()) * scale
+        assert got[h] <= expect * (1 + REQUEST_TOLERANCE) + spread and \
+            got[h] >= expect * (1 - REQUEST_TOLERANCE) - spread - slack, \
+            "%s: %d, truth %d (%s)\n%s" % (h, got[h], expect, got, err)
+
+
 # ----------------------------------------------------------------- the generated table
 
 @pytest.mark.parametrize("version", ["3.11.7", "3.12.1", "3.13.0"])

@@ -34,8 +34,8 @@ static const char usage_text[] =
 	"                [-m MIN_US] [-M MAX_US] [-R] [-f] [-d] [-H] [--top N | --all]\n"
 	"                [-o FILE] [--format text|folded|svg|speedscope|pprof]\n"
 	"                [--no-reasons] [--threads] [--function] [--stack-storage-size N]\n"
-	"                [--async] [--no-native] [--startup-frames] [-v] [--version]\n"
-	"                [duration]\n"
+	"                [--async] [--group-tasks name|coroutine] [--no-native]\n"
+	"                [--startup-frames] [-v] [--version] [duration]\n"
 	"                [[--run-as USER] -- CMD [ARGS...]]\n"
 	"\n"
 	"Summarize the time Python threads spend off CPU by Python, native and kernel\n"
@@ -82,6 +82,9 @@ static const char usage_text[] =
 	"      --stack-storage-size N  room for distinct native/kernel stacks (16384)\n"
 	"      --async          root time a thread blocked inside an asyncio task (its\n"
 	"                       event loop blocked with it) in the task's await chain\n"
+	"      --group-tasks BY --async, its task frames named by the task's name\n"
+	"                       (default) or coroutine: <task QUALNAME>, one root per\n"
+	"                       handler of tasks made per request\n"
 	"      --run-as USER    run CMD as USER (default: the user who ran sudo)\n"
 	"  -v, --verbose        say how each process was recognised, BPF run time\n"
 	"      --version        print the version\n"
@@ -100,13 +103,14 @@ static const char usage_text[] =
 	"    ./pyoffcpu --threads -U -p 185 10   # split by process and thread\n"
 	"    ./pyoffcpu --async -p 185 10 # which asyncio task blocked the event loop\n";
 
-enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_TOP, OPT_ASYNC, OPT_ALL, OPT_NO_REASONS };
+enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_TOP, OPT_ASYNC, OPT_GROUP_TASKS, OPT_ALL, OPT_NO_REASONS };
 
 struct options {
 	struct cli cli;
 	long long min_us, max_us;
 	int stack_storage, top;
 	bool user_only, kernel_only, delimiter, runnable, histogram, tasks, no_reasons;
+	enum async_group group; /* --group-tasks */
 };
 
 static int own_option(int opt, const char *arg, void *ctx)
@@ -163,6 +167,13 @@ static int own_option(int opt, const char *arg, void *ctx)
 	case OPT_ASYNC:
 		o->tasks = true;
 		return 0;
+	case OPT_GROUP_TASKS:
+		if (async_group_parse(arg, &o->group) < 0) {
+			fprintf(stderr, "pyoffcpu: invalid --group-tasks: %s (name or coroutine)\n", arg);
+			return -1;
+		}
+		o->tasks = true;
+		return 0;
 	case OPT_ALL:
 		o->top = 0;
 		return 0;
@@ -189,6 +200,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 		{ "no-reasons", no_argument, NULL, OPT_NO_REASONS },
 		{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
 		{ "async", no_argument, NULL, OPT_ASYNC },
+		{ "group-tasks", required_argument, NULL, OPT_GROUP_TASKS },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -401,6 +413,7 @@ int main(int argc, char **argv)
 		return 1;
 	async_tasks_init(&tasks, o.tasks ? tool_table(&s, "task_ids") : -1,
 			 o.tasks ? tool_table(&s, "task_src") : -1);
+	tasks.group = o.group;
 	tool_set_tasks(&s, o.tasks ? &tasks : NULL);
 	if (start(&o, &s, &why, &progs) == 0 && cli_open_output(&o.cli) == 0) {
 		set_filter(&o, &s, &tasks, &why);

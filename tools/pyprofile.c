@@ -32,6 +32,7 @@ static const char usage_text[] =
 	"Usage: pyprofile [-h] [-p PID[,PID...] [--children] | -t TID] [-F HZ] [-f] [-d]\n"
 	"                 [-U | -K] [-o FILE] [--format text|folded|svg|speedscope|pprof]\n"
 	"                 [--wall] [--top] [--threads] [--function] [--async]\n"
+	"                 [--group-tasks name|coroutine]\n"
 	"                 [--interval N] [--stack-storage-size N] [--no-native]\n"
 	"                 [--startup-frames] [-v] [--version]\n"
 	"                 [duration] [[--run-as USER] -- CMD [ARGS...]]\n"
@@ -66,6 +67,9 @@ static const char usage_text[] =
 	"      --function       one frame per function (its def line), not per line\n"
 	"      --async          root each sample that ran in an asyncio task in the task's\n"
 	"                       await chain: <task NAME> frames, the awaiting tasks first\n"
+	"      --group-tasks BY --async, its task frames named by the task's name\n"
+	"                       (default) or coroutine: <task QUALNAME>, one root per\n"
+	"                       handler of tasks made per request\n"
 	"      --stack-storage-size N  room for distinct native/kernel stacks (16384)\n"
 	"      --interval N     a report every N seconds, each in its own file: -o is\n"
 	"                       a strftime pattern of the interval's start\n"
@@ -89,13 +93,14 @@ static const char usage_text[] =
 	"    ./pyprofile --format pprof --interval 60 -o 'cpu-%Y%m%dT%H%M%S.pb.gz'\n"
 	"                                 # a pprof file a minute, for continuous use\n";
 
-enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_ASYNC, OPT_WALL, OPT_TOP, OPT_INTERVAL };
+enum { OPT_STACK_STORAGE = CLI_OPT_OWN, OPT_ASYNC, OPT_GROUP_TASKS, OPT_WALL, OPT_TOP, OPT_INTERVAL };
 
 struct options {
 	struct cli cli;
 	int freq, stack_storage;
 	int interval; /* --interval: seconds per report; 0: one report */
 	bool user_only, kernel_only, delimiter, tasks, wall, top;
+	enum async_group group; /* --group-tasks */
 };
 
 static int own_option(int opt, const char *arg, void *ctx)
@@ -130,6 +135,13 @@ static int own_option(int opt, const char *arg, void *ctx)
 	case OPT_ASYNC:
 		o->tasks = true;
 		return 0;
+	case OPT_GROUP_TASKS:
+		if (async_group_parse(arg, &o->group) < 0) {
+			fprintf(stderr, "pyprofile: invalid --group-tasks: %s (name or coroutine)\n", arg);
+			return -1;
+		}
+		o->tasks = true;
+		return 0;
 	case OPT_WALL:
 		o->wall = true;
 		return 0;
@@ -157,6 +169,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 		{ "kernel-stacks-only", no_argument, NULL, 'K' },
 		{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
 		{ "async", no_argument, NULL, OPT_ASYNC },
+		{ "group-tasks", required_argument, NULL, OPT_GROUP_TASKS },
 		{ "wall", no_argument, NULL, OPT_WALL },
 		{ "top", no_argument, NULL, OPT_TOP },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
@@ -424,6 +437,7 @@ int main(int argc, char **argv)
 		return 1;
 	async_tasks_init(&tasks, o.tasks ? tool_table(&s, "task_ids") : -1,
 			 o.tasks ? tool_table(&s, "task_src") : -1);
+	tasks.group = o.group;
 	tool_set_tasks(&s, o.tasks ? &tasks : NULL);
 	sample_fd = start(&o, &s, &why);
 	/* --interval: -o names the files of the intervals, not one file */

@@ -57,6 +57,17 @@ void async_tasks_free(struct async_tasks *t)
 	memset(t, 0, sizeof(*t));
 }
 
+int async_group_parse(const char *arg, enum async_group *g)
+{
+	if (strcmp(arg, "name") == 0)
+		*g = ASYNC_GROUP_NAME;
+	else if (strcmp(arg, "coroutine") == 0)
+		*g = ASYNC_GROUP_COROUTINE;
+	else
+		return -1;
+	return 0;
+}
+
 static struct async_proc *proc_of(struct async_tasks *t, pid_t pid)
 {
 	for (size_t i = 0; i < t->nprocs; i++)
@@ -138,18 +149,46 @@ static struct async_root_frame *push_root(struct async_task *e)
 	return &v[e->nroot++];
 }
 
-static bool push_task(struct async_task *e, const char *name)
+/* A task frame: "<task LABEL>", NAME or QUALNAME as t groups them. */
+static bool push_task(struct async_task *e, const char *label)
 {
 	struct async_root_frame *f = push_root(e);
-	char buf[PY_TASK_NAME_MAX + 16];
+	char buf[PY_NAME_MAX + 16];
 
 	if (!f)
 		return false;
-	snprintf(buf, sizeof(buf), "<task %s>", name);
+	snprintf(buf, sizeof(buf), "<task %s>", label);
 	f->task = true;
 	f->name = strdup(buf);
-	f->task_name = strdup(name);
+	f->task_name = strdup(label);
 	return f->name && f->task_name;
+}
+
+/* The qualified name of the coroutine of task pt, read live (its outermost
+ * coroutine frame's code) into buf; false when it cannot be read. */
+static bool coroutine_name(struct py_process *p, const struct py_task *pt, char *buf, size_t len)
+{
+	struct py_code_info ci;
+
+	if (pt->nframes <= 0 || py_code_read(p, pt->frames[pt->nframes - 1].code, &ci) < 0)
+		return false;
+	snprintf(buf, len, "%s", ci.name);
+	py_code_info_free(&ci);
+	return buf[0] != 0;
+}
+
+/* The task frame of task pt, read live; *known false when grouped by
+ * coroutine and its coroutine could not be read. */
+static bool push_live_task(const struct async_tasks *t, struct async_task *e, struct py_process *p,
+			   const struct py_task *pt, bool *known)
+{
+	char qualname[PY_NAME_MAX];
+
+	*known = true;
+	if (t->group == ASYNC_GROUP_NAME)
+		return push_task(e, pt->name);
+	*known = coroutine_name(p, pt, qualname, sizeof(qualname));
+	return push_task(e, *known ? qualname : ASYNC_UNKNOWN_COROUTINE);
 }
 
 static bool push_coroutine(struct async_task *e, struct py_process *p, const struct py_coro_frame *c)
@@ -173,10 +212,11 @@ static bool push_coroutine(struct async_task *e, struct py_process *p, const str
 }
 
 /* The frames a sample of task i is rooted in (see async_tasks.h). */
-static void build_root(struct py_process *p, const struct py_asyncio *a, int i,
-		       struct async_task *e)
+static void build_root(struct async_tasks *tasks, struct py_process *p, const struct py_asyncio *a,
+		       int i, struct async_task *e)
 {
 	int anc[MAX_ANCESTORS + 1], n = 0;
+	bool known = true;
 
 	anc[n++] = i;
 	while (n <= MAX_ANCESTORS) {
@@ -192,7 +232,7 @@ static void build_root(struct py_process *p, const struct py_asyncio *a, int i,
 	for (int k = n - 1; k >= 0; k--) {
 		const struct py_task *t = &a->tasks[anc[k]];
 
-		if (!push_task(e, t->name))
+		if (!push_live_task(tasks, e, p, t, &known))
 			return;
 		if (k == 0)
 			break; /* the task's own frames come from the sample */
@@ -200,6 +240,7 @@ static void build_root(struct py_process *p, const struct py_asyncio *a, int i,
 			if (!push_coroutine(e, p, &t->frames[f]))
 				return;
 	}
+	tasks->coro_unknown += !known;
 }
 
 /* The task BPF saw as q: its coroutine frame and code, and the same task
@@ -310,12 +351,13 @@ static void name_pending(struct async_tasks *t, struct py_registry *reg, struct 
 		set_id(t, pr->pid, q, e->id);
 		t->named++;
 		if (i < 0) { /* its awaiting tasks are not known */
-			push_task(e, q->name);
+			push_task(e, t->group == ASYNC_GROUP_NAME ? q->name : ASYNC_UNKNOWN_COROUTINE);
+			e->coro_from_sample = t->group != ASYNC_GROUP_NAME;
 			e->ended = true;
 			t->named_ended++;
 			continue;
 		}
-		build_root(&target->proc, &a, i, e);
+		build_root(t, &target->proc, &a, i, e);
 		pr->live = true;
 	}
 	pr->npending = 0;

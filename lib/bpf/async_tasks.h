@@ -16,6 +16,15 @@
  * ended before it could be read is named by the name BPF copied from it
  * (its awaiting tasks then unknown). Once a second,
  * tasks that ended lose their entry in BPF's map.
+ *
+ * Grouped by coroutine (ASYNC_GROUP_COROUTINE), each task frame names the
+ * task's coroutine instead, "<task QUALNAME>", so that the tasks a server
+ * makes per request share one root per handler. The coroutine is the code
+ * of the task's outermost coroutine frame, the one BPF saw: read with the
+ * task while it lives; for a task that ended before it was read, taken
+ * from each sample's own outermost task frame, named as the sample's
+ * frames are (coro_from_sample, see stack_collector.c). One that cannot be
+ * read is "<task [unknown coroutine]>", never another's.
  */
 #ifndef PYBPF_BPF_ASYNC_TASKS_H
 #define PYBPF_BPF_ASYNC_TASKS_H
@@ -28,13 +37,15 @@
 #include "abi/py_abi.h"
 #include "bpf/registry.h"
 #include "cpython/asyncio.h"
+#include "cpython/code.h"
 
 /* One frame a task's samples are rooted in: a task ("<task NAME>") or a
  * coroutine an awaiting task is suspended in. */
 struct async_root_frame {
 	bool task;
 	char *name;       /* "<task NAME>", or the coroutine's qualname */
-	char *task_name;  /* a task: NAME, as the program named it; NULL otherwise */
+	char *task_name;  /* a task: NAME, as the program named it (grouped by
+			     coroutine: its coroutine's qualname); NULL otherwise */
 	char *file;       /* coroutine: co_filename; NULL for a task */
 	int line, first_line; /* coroutine: the line it waits at (-1 unknown), co_firstlineno */
 };
@@ -45,15 +56,26 @@ struct async_task {
 					the task's PYB_TASK_IDENT */
 	uint64_t id;
 	bool ended;
+	bool coro_from_sample; /* grouped by coroutine, ended before it was read:
+				  its own task frame's label comes from each sample */
 	int nroot;
 	struct async_root_frame *root; /* outermost first, ends with the task itself */
 };
 
 struct async_proc; /* per process: reader state, pending frames */
 
+/* What a task frame names (--group-tasks). */
+enum async_group {
+	ASYNC_GROUP_NAME,      /* the task's name (the default) */
+	ASYNC_GROUP_COROUTINE, /* its coroutine's qualified name */
+};
+
+#define ASYNC_UNKNOWN_COROUTINE "[unknown coroutine]"
+
 struct async_tasks {
 	int ids_fd; /* BPF task_ids */
 	int src_fd; /* BPF task_src */
+	enum async_group group; /* ASYNC_GROUP_NAME unless set after init */
 	struct async_task *v;
 	size_t n, cap;
 	struct async_proc *procs;
@@ -63,10 +85,14 @@ struct async_tasks {
 	/* for the summary */
 	uint64_t named, unmatched, read_errors;
 	uint64_t named_ended; /* of named: ended before they were read, named by BPF's copy */
+	uint64_t coro_unknown; /* of named, grouped by coroutine, read live: coroutine unreadable */
 	char last_error[PY_ERR_LEN + 32];
 };
 
 void async_tasks_init(struct async_tasks *t, int ids_fd, int src_fd);
+
+/* "name" or "coroutine" (--group-tasks). Returns 0, or -1 for anything else. */
+int async_group_parse(const char *arg, enum async_group *g);
 void async_tasks_free(struct async_tasks *t);
 
 /* A task frame BPF saw for the first time (PYB_EVENT_NEW_TASK): queued. */

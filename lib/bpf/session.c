@@ -1017,22 +1017,37 @@ void session_print_summary(struct tool_session *s, const char *one, const char *
 	if (s->tasks) {
 		const struct async_tasks *t = s->tasks;
 		double all = s->col.all_value ? (double)s->col.all_value : 1.0;
+		size_t groups = s->col.task_roots.n;
+		bool by_coro = t->group == ASYNC_GROUP_COROUTINE;
 
 		fprintf(stderr,
-			"%s: --async: %llu asyncio %s named; %.1f%% of what is reported rooted in "
-			"its task, %.1f%% in coroutines not matched to a task (it ended first, no task "
-			"ran them, or its task could not be told from others) left as they were\n",
-			s->tool, (unsigned long long)t->named, plural(t->named, "task", "tasks"),
+			"%s: --async: %llu asyncio %s named, in %zu %s by %s; %.1f%% of what is "
+			"reported rooted in its task, %.1f%% in coroutines not matched to a task (it "
+			"ended first, no task ran them, or its task could not be told from others) left "
+			"as they were\n",
+			s->tool, (unsigned long long)t->named, plural(t->named, "task", "tasks"), groups,
+			plural(groups, "group", "groups"), by_coro ? "coroutine" : "name",
 			100.0 * (double)s->col.task_value / all,
 			100.0 * (double)s->col.untasked_value / all);
+		if (by_coro && t->coro_unknown)
+			fprintf(stderr,
+				"%s: --async: the coroutine of %llu %s could not be read: rooted in "
+				"<task %s>\n",
+				s->tool, (unsigned long long)t->coro_unknown,
+				plural(t->coro_unknown, "task", "tasks"), ASYNC_UNKNOWN_COROUTINE);
 		if (t->named_ended)
 			fprintf(stderr,
-				"%s: --async: %llu %s before %s could be read: named as "
-				"%s samples read %s, without the tasks that awaited %s\n",
+				"%s: --async: %llu %s before %s could be read: %s %s samples "
+				"read%s, without the tasks that awaited %s\n",
 				s->tool, (unsigned long long)t->named_ended,
 				plural(t->named_ended, "task ended", "tasks ended"),
-				plural(t->named_ended, "it", "they"), plural(t->named_ended, "its", "their"),
-				plural(t->named_ended, "it", "them"), plural(t->named_ended, "it", "them"));
+				plural(t->named_ended, "it", "they"),
+				by_coro ? "rooted in the coroutine" : "named as",
+				plural(t->named_ended, "its", "their"),
+				by_coro ? " (<task " ASYNC_UNKNOWN_COROUTINE "> where that frame could "
+					  "not be named)"
+					: plural(t->named_ended, " it", " them"),
+				plural(t->named_ended, "it", "them"));
 		if (t->read_errors)
 			fprintf(stderr, "%s: --async: tasks could not be read %llu %s (last: %s)\n",
 				s->tool, (unsigned long long)t->read_errors,

@@ -23,6 +23,7 @@ void stack_collector_free(struct stack_collector *c)
 	free(c->keep_py);
 	free(c->keep_ids);
 	free(c->seen);
+	string_table_free(&c->task_roots);
 	if (c->ksyms)
 		bcc_free_symcache(c->ksyms, -1);
 	memset(c, 0, sizeof(*c));
@@ -341,15 +342,18 @@ static void build_user(struct stack_collector *c, struct py_registry *reg, struc
 
 /*
  * --async: how many of the (shim-free) Python frames belong to the task the
- * sample ran in, and the task; 0 when it ran in none we could name.
+ * sample ran in, the task, and the outermost of those frames (the task's
+ * coroutine); 0 when it ran in none we could name.
  */
 static uint32_t task_frames(struct stack_collector *c, const struct stack_filter *f,
 			    const struct pyb_count_key *k, const struct pyb_stack *raw,
-			    uint64_t value, const struct async_task **task)
+			    uint64_t value, const struct async_task **task,
+			    const struct pyb_frame **coro)
 {
 	uint32_t keep = 0;
 
 	*task = NULL;
+	*coro = NULL;
 	if (f->tasks)
 		c->all_value += value;
 	if (!f->tasks || !k->task_depth || !raw)
@@ -359,22 +363,46 @@ static uint32_t task_frames(struct stack_collector *c, const struct stack_filter
 		c->untasked_value += value;
 		return 0;
 	}
-	for (uint32_t i = 0; i < k->task_depth && i < raw->len && i < PYB_MAX_FRAMES; i++)
-		keep += !(raw->frames[i].flags & PYB_FRAME_SHIM);
+	for (uint32_t i = 0; i < k->task_depth && i < raw->len && i < PYB_MAX_FRAMES; i++) {
+		if (raw->frames[i].flags & PYB_FRAME_SHIM)
+			continue;
+		keep++;
+		*coro = &raw->frames[i];
+	}
 	c->task_value += value;
 	return keep;
 }
 
-/* The task's own name (its root ends with the task itself). */
-static const char *task_name(const struct async_task *task)
+/*
+ * The label of the task frame a sample of task is rooted in, into buf: the
+ * task's name, or its coroutine's as read while it lived; for a task that
+ * ended before it was read, grouped by coroutine, the coroutine of the
+ * sample's own outermost task frame coro, named as the sample's frames are
+ * (only if its code is still the code BPF saw, and is the task's).
+ */
+static const char *task_label(struct py_registry *reg, const struct async_task *task,
+			      const struct pyb_frame *coro, char *buf, size_t len)
 {
-	return task->nroot ? task->root[task->nroot - 1].task_name : NULL;
+	const struct code_name *e;
+
+	if (!task->nroot)
+		return NULL;
+	if (!task->coro_from_sample)
+		return task->root[task->nroot - 1].task_name;
+	e = coro && coro->code == task->code && !(coro->flags & PYB_FRAME_HIDDEN)
+		    ? code_names_find(&reg->names, task->pid, coro->code, coro->ident)
+		    : NULL;
+	snprintf(buf, len, "%s", e && e->resolved ? e->name : ASYNC_UNKNOWN_COROUTINE);
+	return buf;
 }
 
 /* Replaces the frames outside the task (from cut_at on, leaf-first list)
- * with the task's root: "<task NAME>" and the tasks awaiting it. */
-static void root_in_task(struct frame_list *user, int cut_at, const struct async_task *task)
+ * with the task's root: "<task LABEL>" and the tasks awaiting it. */
+static void root_in_task(struct frame_list *user, int cut_at, const struct async_task *task,
+			 const char *label)
 {
+	char own[PY_NAME_MAX + 16];
+
 	user->n = cut_at;
 	for (int i = task->nroot - 1; i >= 0; i--) {
 		const struct async_root_frame *r = &task->root[i];
@@ -386,6 +414,10 @@ static void root_in_task(struct frame_list *user, int cut_at, const struct async
 			.first_line = r->first_line > 0 ? r->first_line : 0,
 		};
 
+		if (i == task->nroot - 1 && task->coro_from_sample && label) {
+			snprintf(own, sizeof(own), "<task %s>", label);
+			f.name = own;
+		}
 		frames_push(user, &f);
 	}
 }
@@ -656,7 +688,9 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 		uint64_t value = counts[i].value;
 		struct py_target *t;
 		const struct async_task *task;
-		const char *leaves[2];
+		const struct pyb_frame *coro;
+		const char *leaves[2], *label = NULL;
+		char label_buf[PY_NAME_MAX];
 		bool have_py, runnable;
 		uint32_t keep;
 		int n, cut_at = -1;
@@ -686,11 +720,15 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 		if (f->user_stacks && t && t->native &&
 		    read_native(maps->native_stacks_fd, key.user_stack, walk) < 0)
 			c->missed_user += value;
-		keep = task_frames(c, f, &key, have_py ? raw : NULL, value, &task);
+		keep = task_frames(c, f, &key, have_py ? raw : NULL, value, &task, &coro);
 		build_user(c, reg, t, have_py ? st : NULL, walk, f->startup_frames, &user,
 			   keep ? keep : UINT32_MAX, &cut_at);
-		if (keep && cut_at >= 0)
-			root_in_task(&user, cut_at, task);
+		if (keep && cut_at >= 0) {
+			label = task_label(reg, task, coro, label_buf, sizeof(label_buf));
+			root_in_task(&user, cut_at, task, label);
+			if (label)
+				string_table_intern(&c->task_roots, label, strlen(label));
+		}
 		/* never an empty row: a thread state without frames (a thread
 		 * starting or ending, an interpreter starting) is marked too */
 		if (user.n == 0)
@@ -717,7 +755,7 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 		add_row(out, &key, &user,
 			key.flags & PYB_COUNT_GC ? GC_MARKER
 			: key.kind == PYB_KIND_BLOCKED || runnable ? f->offcpu_marker : NULL, &kernel,
-			leaves, keep && cut_at >= 0 ? task_name(task) : NULL, value);
+			leaves, label, value);
 		if (!report_find_proc(out, (pid_t)key.pid) &&
 		    report_set_proc(out, (pid_t)key.pid, t ? t->proc.comm : NULL,
 				    t ? t->proc.version_str : NULL) == 0 && t)

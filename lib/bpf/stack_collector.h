@@ -17,6 +17,7 @@
 #include "bpf/async_tasks.h"
 #include "bpf/registry.h"
 #include "report/rows.h"
+#include "report/string_table.h"
 
 /* Naming state kept over a run, and what could not be shown. */
 struct stack_collector {
@@ -32,6 +33,9 @@ struct stack_collector {
 	/* --async: value rooted in a named task, value in coroutines that were
 	 * not matched to a task (left as they were), and all value collected */
 	uint64_t task_value, untasked_value, all_value;
+	/* --async: the distinct task frames the reported stacks are rooted in
+	 * (their labels: a task's name, or its coroutine's) */
+	struct string_table task_roots;
 	/* periodic output: the Python stacks and stack ids the counts of the
 	 * last collect used; the others may be pruned (stack_collector_prune) */
 	uint64_t *keep_py;

@@ -3,7 +3,7 @@
 per request: each new task's coroutine is often made where the last one's
 was freed.
 
-Usage: python async_requests.py DIR cpu|block N SECONDS
+Usage: python async_requests.py DIR cpu|block N SECONDS [HANDLERS]
 
 Writes DIR/state.json ({"pid", "ready": true}), then, until DIR/go
 appears, its main task (named "main") burns a little CPU and blocks its
@@ -11,8 +11,10 @@ loop a little in turn, so that a tool sees a task before the requests
 start. Then tasks req-0 .. req-(N-1) run one after another, each awaited
 before the next is made, each spending SECONDS either on CPU (cpu:
 time.thread_time() measured) or blocking its event loop in time.sleep
-(block: time.monotonic() measured) in one step. Writes DIR/truth.json
-({"spent": {task name: seconds}}) and exits.
+(block: time.monotonic() measured) in one step. With HANDLERS 2, the
+odd requests run a second coroutine (admin_request) in place of request.
+Writes DIR/truth.json ({"spent": {task name: seconds}, "coroutine": {task
+name: its coroutine's qualified name}}) and exits.
 """
 import asyncio
 import json
@@ -45,7 +47,11 @@ async def request(spend, seconds):
     return spend(seconds)
 
 
-async def main(scratch, mode, n, seconds):
+async def admin_request(spend, seconds):
+    return spend(seconds)
+
+
+async def main(scratch, mode, n, seconds, handlers):
     asyncio.current_task().set_name("main")
     spend = burn if mode == "cpu" else block
     write_json(os.path.join(scratch, "state.json"), {"pid": os.getpid(), "ready": True})
@@ -53,13 +59,16 @@ async def main(scratch, mode, n, seconds):
         burn(0.005)
         block(0.005)
         await asyncio.sleep(0)
-    spent = {}
+    spent, coroutine = {}, {}
     for i in range(n):
         name = "req-%d" % i
-        spent[name] = await asyncio.get_running_loop().create_task(request(spend, seconds),
+        handler = admin_request if handlers == 2 and i % 2 else request
+        coroutine[name] = handler.__qualname__
+        spent[name] = await asyncio.get_running_loop().create_task(handler(spend, seconds),
                                                                    name=name)
-    write_json(os.path.join(scratch, "truth.json"), {"spent": spent})
+    write_json(os.path.join(scratch, "truth.json"), {"spent": spent, "coroutine": coroutine})
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])))
+    asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]),
+                     int(sys.argv[5]) if len(sys.argv) > 5 else 1))
