@@ -9,24 +9,6 @@
 
 #define HEADER_LINES 5
 
-void top_init(struct top *t, double seconds_per_unit)
-{
-	memset(t, 0, sizeof(*t));
-	t->seconds_per_unit = seconds_per_unit;
-	t->since_start = true;
-}
-
-void top_free(struct top *t)
-{
-	for (size_t i = 0; i < t->n; i++)
-		free(t->v[i].label);
-	free(t->v);
-	free(t->slots);
-	free(t->pids);
-	free(t->tids);
-	memset(t, 0, sizeof(*t));
-}
-
 static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -60,61 +42,21 @@ static bool function_label(const struct report_frame *f, char *buf, size_t len)
 	return true;
 }
 
-static uint64_t hash(const char *s)
+void top_init(struct top *t, double seconds_per_unit)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ULL;
-	return h;
+	memset(t, 0, sizeof(*t));
+	function_counts_init(&t->fn, function_label);
+	t->seconds_per_unit = seconds_per_unit;
+	t->since_start = true;
 }
 
-static void slot_place(struct top *t, size_t i)
+void top_free(struct top *t)
 {
-	size_t j = hash(t->v[i].label) & (t->nslots - 1);
-
-	while (t->slots[j])
-		j = (j + 1) & (t->nslots - 1);
-	t->slots[j] = i + 1;
-}
-
-static int slots_grow(struct top *t)
-{
-	size_t n = t->nslots ? t->nslots * 2 : 256;
-	size_t *v = calloc(n, sizeof(*v));
-
-	if (!v)
-		return -1;
-	free(t->slots);
-	t->slots = v;
-	t->nslots = n;
-	for (size_t i = 0; i < t->n; i++)
-		slot_place(t, i);
-	return 0;
-}
-
-static long find_or_add(struct top *t, const char *label)
-{
-	if ((t->n + 1) * 2 > t->nslots && slots_grow(t) < 0)
-		return -1;
-	for (size_t j = hash(label) & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1))
-		if (strcmp(t->v[t->slots[j] - 1].label, label) == 0)
-			return (long)t->slots[j] - 1;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct top_function *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		t->v = v;
-		t->cap = cap;
-	}
-	memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
-	t->v[t->n].label = strdup(label);
-	if (!t->v[t->n].label)
-		return -1;
-	slot_place(t, t->n);
-	return (long)t->n++;
+	function_counts_free(&t->fn);
+	free(t->past);
+	free(t->pids);
+	free(t->tids);
+	memset(t, 0, sizeof(*t));
 }
 
 static int add_id(pid_t **v, size_t *n, pid_t id)
@@ -158,52 +100,24 @@ static int note_ids(struct top *t, const struct report *rep)
 	return 0;
 }
 
-/* Counts rep's rows (under the filters) into own and total. */
+/* Counts rep's rows (under the filters) into own and total; a function
+ * new to the table has no past. */
 static int count(struct top *t, const struct report *rep)
 {
-	long *fn = malloc((rep->nframes ? rep->nframes : 1) * sizeof(*fn));
-	size_t *stamp;
-	char label[512];
+	size_t known = t->fn.n;
 
-	if (!fn)
+	if (function_counts_add(&t->fn, rep, t->only_pid, t->only_tid) < 0)
 		return -1;
-	/* each frame's function once, then rows are index look-ups */
-	for (size_t i = 0; i < rep->nframes; i++) {
-		fn[i] = -1;
-		if (function_label(&rep->frames[i], label, sizeof(label)) &&
-		    (fn[i] = find_or_add(t, label)) < 0) {
-			free(fn);
+	if (t->fn.n > t->past_cap) {
+		struct top_past *v = realloc(t->past, t->fn.cap * sizeof(*v));
+
+		if (!v)
 			return -1;
-		}
+		t->past = v;
+		t->past_cap = t->fn.cap;
 	}
-	stamp = calloc(t->n ? t->n : 1, sizeof(*stamp)); /* row + 1 that counted it */
-	if (!stamp) {
-		free(fn);
-		return -1;
-	}
-	for (size_t i = 0; i < rep->n; i++) {
-		const struct report_row *r = &rep->rows[i];
-		bool own = true;
-
-		if ((t->only_pid && r->pid != t->only_pid) || (t->only_tid && r->tid != t->only_tid))
-			continue;
-		t->all += r->value;
-		for (int k = r->nframes - 1; k >= 0; k--) {
-			long f = fn[r->frames[k]];
-
-			if (f < 0)
-				continue;
-			if (own)
-				t->v[f].own += r->value;
-			own = false;
-			if (stamp[f] != i + 1) { /* recursion counts once */
-				stamp[f] = i + 1;
-				t->v[f].total += r->value;
-			}
-		}
-	}
-	free(stamp);
-	free(fn);
+	if (t->fn.n > known)
+		memset(&t->past[known], 0, (t->fn.n - known) * sizeof(*t->past));
 	return 0;
 }
 
@@ -212,11 +126,11 @@ static void window_push(struct top *t)
 {
 	size_t at = t->next_at;
 
-	for (size_t i = 0; i < t->n; i++) {
-		t->v[i].own_at[at] = t->v[i].own;
-		t->v[i].total_at[at] = t->v[i].total;
+	for (size_t i = 0; i < t->fn.n; i++) {
+		t->past[i].own_at[at] = t->fn.v[i].own;
+		t->past[i].total_at[at] = t->fn.v[i].total;
 	}
-	t->all_at[at] = t->all;
+	t->all_at[at] = t->fn.all;
 	t->ns_at[at] = t->now_ns;
 	t->next_at = (at + 1) % TOP_WINDOW;
 	if (t->nat < TOP_WINDOW)
@@ -227,9 +141,7 @@ int top_update(struct top *t, const struct report *rep, uint64_t now_ns)
 {
 	if (t->counted)
 		window_push(t);
-	for (size_t i = 0; i < t->n; i++)
-		t->v[i].own = t->v[i].total = 0;
-	t->all = 0;
+	function_counts_clear(&t->fn);
 	t->now_ns = now_ns;
 	if (count(t, rep) < 0 || note_ids(t, rep) < 0)
 		return -1;
@@ -272,9 +184,7 @@ bool top_key(struct top *t, int key, const struct report *rep)
 		return false;
 	}
 	/* counted again under the new filter, from the start */
-	for (size_t i = 0; i < t->n; i++)
-		t->v[i].own = t->v[i].total = 0;
-	t->all = 0;
+	function_counts_clear(&t->fn);
 	t->nat = 0;
 	t->since_start = true;
 	t->counted = rep && count(t, rep) == 0 && note_ids(t, rep) == 0;
@@ -296,13 +206,16 @@ static uint64_t in_window(const struct top *t, uint64_t now, const uint64_t *at)
 	return now > then ? now - then : 0;
 }
 
-static uint64_t sort_value(const struct top *t, const struct top_function *f)
+/* The value function i is sorted by. */
+static uint64_t sort_value(const struct top *t, size_t i)
 {
+	const struct function_count *f = &t->fn.v[i];
+
 	switch (t->sort) {
 	case TOP_OWN_SHARE:
-		return in_window(t, f->own, f->own_at);
+		return in_window(t, f->own, t->past[i].own_at);
 	case TOP_TOTAL_SHARE:
-		return in_window(t, f->total, f->total_at);
+		return in_window(t, f->total, t->past[i].total_at);
 	case TOP_OWN_TIME:
 		return f->own;
 	case TOP_TOTAL_TIME:
@@ -314,8 +227,9 @@ static uint64_t sort_value(const struct top *t, const struct top_function *f)
 static int by_sort(const void *a, const void *b, void *ctx)
 {
 	const struct top *t = ctx;
-	const struct top_function *x = &t->v[*(const size_t *)a], *y = &t->v[*(const size_t *)b];
-	uint64_t vx = sort_value(t, x), vy = sort_value(t, y);
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	const struct function_count *x = &t->fn.v[i], *y = &t->fn.v[j];
+	uint64_t vx = sort_value(t, i), vy = sort_value(t, j);
 
 	if (vx != vy)
 		return vx < vy ? 1 : -1;
@@ -364,8 +278,8 @@ static void id_name(char *buf, size_t len, pid_t id)
 void top_render(const struct top *t, FILE *out, int width, int height, const char *title,
 		const char *eol)
 {
-	size_t *order = malloc((t->n ? t->n : 1) * sizeof(*order)), shown = 0;
-	uint64_t all = in_window(t, t->all, t->all_at);
+	size_t *order = malloc((t->fn.n ? t->fn.n : 1) * sizeof(*order)), shown = 0;
+	uint64_t all = in_window(t, t->fn.all, t->all_at);
 	char pid[16], tid[16], window[48];
 
 	id_name(pid, sizeof(pid), t->only_pid);
@@ -379,22 +293,23 @@ void top_render(const struct top *t, FILE *out, int width, int height, const cha
 		snprintf(window, sizeof(window), "in the last %.1f s",
 			 (double)(t->now_ns - t->ns_at[oldest(t)]) / 1e9);
 	line(out, width, eol, "%.2f s sampled %s, %.2f s in all", (double)all * t->seconds_per_unit,
-	     window, (double)t->all * t->seconds_per_unit);
+	     window, (double)t->fn.all * t->seconds_per_unit);
 	line(out, width, eol, "%s", "");
 	line(out, width, eol, " %%Own %%Total  OwnTime TotalTime  Function");
 	if (!order)
 		return;
-	for (size_t i = 0; i < t->n; i++)
-		if (t->v[i].total)
+	for (size_t i = 0; i < t->fn.n; i++)
+		if (t->fn.v[i].total)
 			order[shown++] = i;
 	if (shown)
 		qsort_r(order, shown, sizeof(*order), by_sort, (void *)t);
 	for (size_t i = 0; i < shown && (height <= 0 || (int)i < height - HEADER_LINES); i++) {
-		const struct top_function *f = &t->v[order[i]];
+		const struct function_count *f = &t->fn.v[order[i]];
+		const struct top_past *past = &t->past[order[i]];
 
 		line(out, width, eol, "%5.1f %6.1f %7.2fs %8.2fs  %s",
-		     all ? 100.0 * (double)in_window(t, f->own, f->own_at) / (double)all : 0.0,
-		     all ? 100.0 * (double)in_window(t, f->total, f->total_at) / (double)all : 0.0,
+		     all ? 100.0 * (double)in_window(t, f->own, past->own_at) / (double)all : 0.0,
+		     all ? 100.0 * (double)in_window(t, f->total, past->total_at) / (double)all : 0.0,
 		     (double)f->own * t->seconds_per_unit, (double)f->total * t->seconds_per_unit,
 		     f->label);
 	}

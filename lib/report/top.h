@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "report/functions.h"
 #include "report/rows.h"
 
 enum top_sort { TOP_OWN_SHARE, TOP_TOTAL_SHARE, TOP_OWN_TIME, TOP_TOTAL_TIME };
@@ -26,19 +27,19 @@ enum top_sort { TOP_OWN_SHARE, TOP_TOTAL_SHARE, TOP_OWN_TIME, TOP_TOTAL_TIME };
  * a CPU, shares that jump by 2% at each; five are 245. */
 #define TOP_WINDOW 5
 
-struct top_function {
-	char *label;	     /* "qualname (file:first line)", a symbol, "FILE [unnamed]" */
-	uint64_t own, total; /* cumulative, in report units */
-	/* at the last TOP_WINDOW refreshes (struct top's ring) */
+/* A function's counts at the last TOP_WINDOW refreshes (struct top's ring). */
+struct top_past {
 	uint64_t own_at[TOP_WINDOW], total_at[TOP_WINDOW];
 };
 
 struct top {
-	struct top_function *v;
-	size_t n, cap;
-	size_t *slots, nslots; /* hash index of v by label: index + 1, 0 empty */
-	uint64_t all;		/* every sample of the filtered rows */
-	uint64_t all_at[TOP_WINDOW], ns_at[TOP_WINDOW]; /* and when, at past refreshes */
+	/* labels "qualname (file:first line)", a symbol, "FILE [unnamed]";
+	 * own, total and all (every sample of the filtered rows) cumulative,
+	 * in report units */
+	struct function_counts fn;
+	struct top_past *past; /* fn.v's, in its order */
+	size_t past_cap;
+	uint64_t all_at[TOP_WINDOW], ns_at[TOP_WINDOW]; /* fn.all and when, at past refreshes */
 	size_t nat, next_at;	/* past refreshes kept (the window), the ring's next slot */
 	uint64_t now_ns;	/* the last refresh */
 	bool counted;		/* own, total and all count a report */
