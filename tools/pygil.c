@@ -22,6 +22,7 @@
 #include "cpython/gil_locate.h"
 #include "report/formats.h"
 #include "report/row_limit.h"
+#include "report/summary.h"
 #include "bpf/tool.h"
 
 extern const char pygil_bpf_text[];
@@ -181,16 +182,12 @@ static void collect_kind(struct tool_session *s, int kind, struct report *rep)
 	session_collect(s, rep);
 }
 
-static void print_stacks(struct tool_session *s, int kind, const char *title, bool all,
-			 FILE *out)
+static void print_stacks(const struct report *rep, const char *title, bool all, FILE *out)
 {
-	struct report rep;
 	struct report_top top;
 
-	report_init(&rep, false);
-	collect_kind(s, kind, &rep);
-	report_top_rows(&rep, all ? 0 : TOP_STACKS, &top);
-	if (rep.n)
+	report_top_rows(rep, all ? 0 : TOP_STACKS, &top);
+	if (rep->n)
 		fprintf(out, "%s\n\n", title);
 	if (top.omitted)
 		fprintf(out,
@@ -200,7 +197,28 @@ static void print_stacks(struct tool_session *s, int kind, const char *title, bo
 			(double)top.omitted_value / 1e3);
 	report_print_text(&top.view, out);
 	report_top_free(&top);
-	report_free(&rep);
+}
+
+/* The stacks that waited and those that held the GIL meanwhile, then the
+ * summary of each. */
+static void print_text(struct tool_session *s, bool all, FILE *out)
+{
+	struct report waits, holds;
+
+	report_init(&waits, false);
+	report_init(&holds, false);
+	collect_kind(s, PYB_KIND_GIL_WAIT, &waits);
+	collect_kind(s, PYB_KIND_GIL_HOLD, &holds);
+	print_stacks(&waits, "Where threads waited for the GIL (microseconds waited):", all, out);
+	print_stacks(&holds, "Who held the GIL while others waited (microseconds others waited):",
+		     all, out);
+	report_print_summary(&waits, "us", "GIL waits", all ? 0 : SUMMARY_PROCS, out);
+	if (waits.n && holds.n)
+		fprintf(out, "\n");
+	report_print_summary(&holds, "us", "who held the GIL while others waited",
+			     all ? 0 : SUMMARY_PROCS, out);
+	report_free(&holds);
+	report_free(&waits);
 }
 
 static void print_header(const struct options *o, const struct tool_session *s, FILE *out)
@@ -214,13 +232,8 @@ static int report(struct tool_session *s, struct tick_state *ts, struct options 
 	int rc = 0;
 
 	gil_monitor_print(&ts->mon, ts->table, o->interval > 0, true);
-	if (!o->folded) {
-		print_stacks(s, PYB_KIND_GIL_WAIT,
-			     "Where threads waited for the GIL (microseconds waited):", o->all, stdout);
-		print_stacks(s, PYB_KIND_GIL_HOLD,
-			     "Who held the GIL while others waited (microseconds others waited):",
-			     o->all, stdout);
-	}
+	if (!o->folded)
+		print_text(s, o->all, stdout);
 	if (!o->cli.output && !o->folded)
 		return 0;
 	report_init(&rep, false);

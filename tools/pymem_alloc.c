@@ -30,6 +30,7 @@
 #include "sys/plural.h"
 #include "report/formats.h"
 #include "report/row_limit.h"
+#include "report/summary.h"
 #include "bpf/libc_uprobes.h"
 #include "bpf/tool.h"
 #include "sys/cpu_list.h"
@@ -266,6 +267,7 @@ static int write_report(struct alloc_run *r, bool interval)
 				(unsigned long long)t.omitted_value);
 		report_print_text(&t.view, o->cli.out);
 		report_top_free(&t);
+		report_print_summary(&rep, "bytes", NULL, o->top ? SUMMARY_PROCS : 0, o->cli.out);
 		rc = 0;
 	} else {
 		rc = report_write(&rep, o->cli.format, o->cli.out, "bytes", "pymem --alloc") < 0;

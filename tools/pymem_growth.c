@@ -22,6 +22,7 @@
 #include "pymem.h"
 #include "report/formats.h"
 #include "report/row_limit.h"
+#include "report/summary.h"
 #include "report/units.h"
 #include "bpf/mem_totals.h"
 #include "bpf/tool.h"
@@ -195,6 +196,16 @@ static void write_stacks(const struct growth *g, const struct report *rep, FILE 
 		report_print_top(rep, (size_t)top, "fewer bytes", report_format_bytes, out);
 }
 
+/* The text report's end, after the table of processes: the summary of
+ * its stacks. */
+static void write_summary(const struct growth *g, const struct report *rep, FILE *out)
+{
+	if (g->o->cli.format != REPORT_TEXT || !rep->n)
+		return;
+	fprintf(out, "\n");
+	report_print_summary(rep, "bytes", NULL, g->o->top ? SUMMARY_PROCS : 0, out);
+}
+
 /* -i without -o: a report on stdout every interval. */
 static void on_interval(struct tool_session *s, void *ctx)
 {
@@ -222,6 +233,7 @@ static void on_interval(struct tool_session *s, void *ctx)
 		fprintf(out, "\n[%s]\n", when);
 	write_stacks(g, &rep, out);
 	print_procs(g, g->o->cli.format == REPORT_TEXT ? out : stderr, true);
+	write_summary(g, &rep, out);
 	fflush(out);
 	report_free(&rep);
 	mark(g);
@@ -368,8 +380,9 @@ static int run(struct growth *g, struct tool_session *s)
 		report_init(&rep, false);
 		session_collect(s, &rep);
 		write_stacks(g, &rep, o->cli.out);
-		report_free(&rep);
 		print_procs(g, o->cli.format == REPORT_TEXT ? o->cli.out : stderr, false);
+		write_summary(g, &rep, o->cli.out);
+		report_free(&rep);
 	}
 	session_print_summary(s, "page fault", "page faults");
 	print_summary(g, s, &g->split);

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "report/formats.h"
 #include "report/row_limit.h"
+#include "report/summary.h"
 #include "report/units.h"
 #include "bpf/open_intervals.h"
 #include "bpf/stack_hist.h"
@@ -354,9 +355,12 @@ static int write_report(const struct options *o, struct tool_session *s,
 	if (o->cli.format == REPORT_TEXT) {
 		report_print_top(rep, (size_t)(o->top < 0 ? 20 : o->top), "less time",
 				 report_format_us, o->cli.out);
-		if (!o->no_reasons)
+		if (!o->no_reasons) {
 			wait_reasons_print_threads(why, tool_table(s, "counts"), o->cli.tid, "us",
 						   o->cli.out);
+			fprintf(o->cli.out, "\n");
+		}
+		report_print_summary(rep, "us", NULL, o->top ? SUMMARY_PROCS : 0, o->cli.out);
 		return 0;
 	}
 	return report_write(rep, o->cli.format, o->cli.out, "us", "pyoffcpu") < 0;

@@ -3,6 +3,7 @@
 
 #include "report/pprof.h"
 #include "report/speedscope.h"
+#include "report/summary.h"
 #include "report/svg.h"
 
 #include <stdlib.h>
@@ -37,6 +38,7 @@ int report_write(const struct report *rep, enum report_format fmt, FILE *out,
 	switch (fmt) {
 	case REPORT_TEXT:
 		report_print_text(rep, out);
+		report_print_summary(rep, unit, NULL, SUMMARY_PROCS, out);
 		return 0;
 	case REPORT_FOLDED:
 		report_print_folded(rep, out);

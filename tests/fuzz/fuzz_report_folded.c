@@ -10,6 +10,7 @@
 #include <inttypes.h>
 
 #include "fuzz_rows.h"
+#include "report/summary.h"
 #include "sys/text_escape.h"
 
 /* Every byte of a text output is a line end or part of a character a
@@ -71,6 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		fuzz_out_open(&out);
 		report_print_text(&rep, out.f);
+		report_print_summary(&rep, delimiter ? "us" : "samples", NULL, delimiter ? 0 : 2, out.f);
 		fuzz_out_close(&out);
 		check_printable(&out);
 		fuzz_out_free(&out);

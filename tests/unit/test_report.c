@@ -12,12 +12,22 @@
 #include "unit_check.h"
 
 #include "report/rows.h"
+#include "report/summary.h"
 #include "report/units.h"
 
 static uint32_t py(struct report *rep, const char *name, const char *file, int line)
 {
 	struct report_frame f = { .kind = REPORT_FRAME_PYTHON, .name = name, .file = file,
 				  .line = line, .first_line = 1 };
+
+	return (uint32_t)report_intern_frame(rep, &f);
+}
+
+/* A Python frame at line of the function defined at first_line. */
+static uint32_t py_at(struct report *rep, const char *name, int line, int first_line)
+{
+	struct report_frame f = { .kind = REPORT_FRAME_PYTHON, .name = name, .file = "/srv/app.py",
+				  .line = line, .first_line = first_line };
 
 	return (uint32_t)report_intern_frame(rep, &f);
 }
@@ -169,12 +179,117 @@ static void test_format_bytes(void)
 	CHECK(strstr(b, "GiB") != NULL);
 }
 
+static char *summary(const struct report *rep, const char *unit, const char *what)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	report_print_summary(rep, unit, what, SUMMARY_PROCS, f);
+	fclose(f);
+	return buf;
+}
+
+/* Own: the innermost Python function, native code above it included;
+ * total: once per stack, recursion too; stacks with no Python frame
+ * ranked as such; every line of a function is the function. */
+static void test_summary(void)
+{
+	struct report rep;
+	uint32_t mod, outer, outer2, inner, add, start;
+	char *s;
+
+	report_init(&rep, false);
+	mod = py_at(&rep, "<module>", 10, 1);
+	outer = py_at(&rep, "outer", 20, 18);
+	outer2 = py_at(&rep, "outer", 22, 18);
+	inner = py_at(&rep, "inner", 31, 30);
+	add = native(&rep, "PyNumber_Add", 0x3000);
+	start = native(&rep, "start_thread", 0x4000);
+	CHECK(report_add_row(&rep, 42, 42, "python3", (uint32_t[]){ mod, outer, inner, add }, 4, 4,
+			     0, 6) == 0);
+	CHECK(report_add_row(&rep, 42, 42, "python3", (uint32_t[]){ mod, outer }, 2, 2, 0, 3) == 0);
+	CHECK(report_add_row(&rep, 42, 43, "worker", (uint32_t[]){ mod, outer, outer2, inner }, 4,
+			     4, 0, 1) == 0);
+	CHECK(report_add_row(&rep, 42, 44, "native", &start, 1, 1, 0, 2) == 0);
+	CHECK(report_set_proc(&rep, 42, "python3", "3.11.2") == 0);
+	s = summary(&rep, "samples", NULL);
+	CHECK_STR(s, "Summary of PID 42 (python3): 12 samples\n"
+		     "  %Own         Own  Python function (own: it ran, or native or kernel code it "
+		     "called)\n"
+		     "  58.3           7  inner (/srv/app.py:30)\n"
+		     "  25.0           3  outer (/srv/app.py:18)\n"
+		     "  16.7           2  [no Python frames]\n"
+		     "%Total       Total  Python function (total: anywhere on the stack)\n"
+		     "  83.3          10  <module> (/srv/app.py:1)\n"
+		     "  83.3          10  outer (/srv/app.py:18)\n"
+		     "  58.3           7  inner (/srv/app.py:30)\n");
+	free(s);
+	/* no line starts as a stack's frame does */
+	s = summary(&rep, "us", "GIL waits");
+	CHECK(strncmp(s, "Summary of GIL waits, PID 42 (python3): 12 us\n", 46) == 0);
+	CHECK(strstr(s, "\n  58.3        7 us  inner (/srv/app.py:30)\n") != NULL);
+	CHECK(strstr(s, "\n    ") == NULL);
+	free(s);
+	report_free(&rep);
+	/* kernel stacks only (-K): nothing to summarise */
+	report_init(&rep, false);
+	start = kernel(&rep, "do_syscall_64");
+	CHECK(report_add_row(&rep, 42, 42, "python3", &start, 1, 0, 1, 5) == 0);
+	s = summary(&rep, "samples", NULL);
+	CHECK_STR(s, "");
+	free(s);
+	report_free(&rep);
+}
+
+/* Several processes: the largest first, with their share of all; fewer
+ * functions each; a line on the processes left out. */
+static void test_summary_processes(void)
+{
+	struct report rep;
+	char *s, name[16];
+	int lines = 0;
+	size_t n;
+
+	report_init(&rep, false);
+	for (int pid = 1; pid <= SUMMARY_PROCS + 2; pid++)
+		for (int fn = 0; fn < 2 * SUMMARY_FUNCTIONS; fn++) {
+			uint32_t f;
+
+			snprintf(name, sizeof(name), "f%02d", fn);
+			f = py_at(&rep, name, 2, 1);
+			CHECK(report_add_row(&rep, pid, pid, "python3", &f, 1, 1, 0,
+					     (uint64_t)(pid * 1000 + fn)) == 0);
+		}
+	s = summary(&rep, "bytes", NULL);
+	CHECK(strncmp(s, "Summary of PID 7 (?): 136.9 KiB (25.0% of all)\n", 47) == 0);
+	CHECK(strstr(s, "\nSummary of PID 3 (?): ") != NULL);
+	CHECK(strstr(s, "\nSummary of PID 2 (?): ") == NULL);
+	CHECK(strstr(s, "\n(2 more processes, 59.0 KiB in all (10.8%), not summarised)\n") != NULL);
+	for (const char *p = s; (p = strchr(p, '\n')); p++)
+		lines++;
+	/* per process: a title, two headings, two lists of 5; 4 blank lines
+	 * between processes, one and the line on the rest */
+	CHECK(lines == SUMMARY_PROCS * (3 + 2 * SUMMARY_FUNCTIONS_EACH) + SUMMARY_PROCS - 1 + 2);
+	free(s);
+	/* one process (PID 1's rows): ten functions a list */
+	n = rep.n;
+	rep.n = 2 * SUMMARY_FUNCTIONS;
+	s = summary(&rep, "samples", NULL);
+	CHECK(strstr(s, "of all)") == NULL && strstr(s, "f10") != NULL && strstr(s, "f09") == NULL);
+	free(s);
+	rep.n = n;
+	report_free(&rep);
+}
+
 int main(void)
 {
 	test_format_bytes();
 	test_labels();
 	test_text_and_folded();
 	test_procs();
+	test_summary();
+	test_summary_processes();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
