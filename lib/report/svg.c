@@ -5,14 +5,18 @@
  * any browser opens. No Perl, no external files.
  *
  * One box per function: the lines of a Python function that a stack ran
- * at the same place are one box, labelled "qualname (file.py)"; its
- * tooltip has the full path and each line's share. Colours say what ran:
+ * at the same place are one box, labelled "qualname (file.py)", the file
+ * by the shortest end of its path that tells it apart from the profile's
+ * other files of that name ("flask/app.py", "srv/app.py":
+ * report/path_suffix.h); its tooltip has the full path and each line's
+ * share. Colours say what ran:
  * Python, native code, the kernel, or something unknown (a frame that
  * could not be named, a marker); the legend at the bottom says so. The
  * title says what was profiled, for how long and when.
  */
 #include "report/svg.h"
 
+#include "report/path_suffix.h"
 #include "sys/text_escape.h"
 
 #include <stdbool.h>
@@ -49,13 +53,6 @@ struct fnode {
 	size_t nkids, cap;
 };
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash && slash[1] ? slash + 1 : path;
-}
-
 static char *str_printf(const char *fmt, const char *a, const char *b)
 {
 	int n = snprintf(NULL, 0, fmt, a, b);
@@ -66,8 +63,10 @@ static char *str_printf(const char *fmt, const char *a, const char *b)
 	return s;
 }
 
-/* Key, label and tooltip name of a frame's box. */
-static int describe(const struct report_frame *f, struct fnode *n)
+/* Key, label and tooltip name of a frame's box; files are named by their
+ * short names in the profile (files). */
+static int describe(const struct report_frame *f, const struct path_suffixes *files,
+		    struct fnode *n)
 {
 	const char *name = report_frame_name(f);
 
@@ -75,7 +74,7 @@ static int describe(const struct report_frame *f, struct fnode *n)
 	case REPORT_FRAME_PYTHON:
 		n->kind = f->file ? BOX_PYTHON : BOX_UNKNOWN;
 		n->key = str_printf("p%s\n%s", name, f->file ? f->file : "");
-		n->label = f->file ? str_printf("%s (%s)", name, base_name(f->file))
+		n->label = f->file ? str_printf("%s (%s)", name, path_suffix(files, f->file))
 				   : strdup(name);
 		n->full = f->file ? str_printf("%s (%s)", name, f->file) : strdup(name);
 		break;
@@ -84,7 +83,7 @@ static int describe(const struct report_frame *f, struct fnode *n)
 		/* unnamed code: one box per file it is in */
 		n->key = str_printf("n%s\n%s", f->name ? name : "", f->name ? "" : f->module ? f->module : "");
 		n->label = f->name || !f->module ? strdup(name)
-						 : str_printf("%s (%s)", name, base_name(f->module));
+						 : str_printf("%s (%s)", name, path_suffix(files, f->module));
 		n->full = f->module ? str_printf("%s (%s)", name, f->module) : strdup(name);
 		break;
 	case REPORT_FRAME_KERNEL:
@@ -173,7 +172,8 @@ static struct fnode *thread_node(struct fnode *root, const char *comm)
 	return child(root, &t);
 }
 
-static void add_path(struct fnode *root, const struct report *rep, const struct report_row *r)
+static void add_path(struct fnode *root, const struct report *rep,
+		     const struct path_suffixes *files, const struct report_row *r)
 {
 	struct fnode *n = thread_node(root, r->comm);
 
@@ -183,7 +183,7 @@ static void add_path(struct fnode *root, const struct report *rep, const struct 
 		struct fnode t = { 0 };
 
 		n->value += r->value;
-		if (describe(f, &t) < 0) {
+		if (describe(f, files, &t) < 0) {
 			free_node(&t);
 			return;
 		}
@@ -497,10 +497,29 @@ static void write_legend(FILE *out, int y)
 	}
 }
 
+/* The short names of the files the profile's frames name (Python files
+ * and native modules alike). */
+static void name_files(const struct report *rep, struct path_suffixes *files)
+{
+	const char **paths = malloc((rep->nframes ? rep->nframes : 1) * sizeof(*paths));
+	size_t n = 0;
+
+	for (size_t i = 0; paths && i < rep->nframes; i++) {
+		const struct report_frame *f = &rep->frames[i];
+
+		if (f->kind == REPORT_FRAME_PYTHON || f->kind == REPORT_FRAME_NATIVE)
+			paths[n++] = f->kind == REPORT_FRAME_PYTHON ? f->file : f->module;
+	}
+	if (!paths || path_suffixes_init(files, paths, n) < 0)
+		*files = (struct path_suffixes){ 0 }; /* base names */
+	free(paths);
+}
+
 int report_write_svg(const struct report *rep, FILE *out, const char *title,
 		     const char *unit)
 {
 	struct fnode root = { .kind = BOX_THREAD };
+	struct path_suffixes files;
 	int depth, height;
 
 	root.key = strdup("");
@@ -510,8 +529,10 @@ int report_write_svg(const struct report *rep, FILE *out, const char *title,
 		free_node(&root);
 		return -1;
 	}
+	name_files(rep, &files);
 	for (size_t i = 0; i < rep->n; i++)
-		add_path(&root, rep, &rep->rows[i]);
+		add_path(&root, rep, &files, &rep->rows[i]);
+	path_suffixes_free(&files);
 	depth = depth_of(&root);
 	height = TOP + (depth + 1) * ROW + BOTTOM;
 	fprintf(out,
