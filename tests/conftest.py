@@ -54,12 +54,21 @@ def pydump():
     return path
 
 
-@pytest.fixture(scope="session")
-def pymem():
-    path = tool_path("pymem")
+def _built(name):
+    path = tool_path(name)
     if not os.access(path, os.X_OK):
         pytest.fail("%s not built" % path)
     return path
+
+
+@pytest.fixture(scope="session")
+def pymem():
+    return _built("pymem")
+
+
+@pytest.fixture(scope="session")
+def pyprofile():
+    return _built("pyprofile")
 
 
 @pytest.fixture(scope="session")
