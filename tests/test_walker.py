@@ -2,7 +2,6 @@
 can look right and be wrong: frames CPython hides, exact lines, thread
 states in sub-interpreters and of C threads, code objects that take a
 freed one's address, on every interpreter of the matrix."""
-import concurrent.futures
 import functools
 import os
 import re
@@ -10,12 +9,12 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 
 import pytest
 
 from conftest import tool_path, WORKLOADS
-from profiling import cpu_seconds, start_tool, finish, parse_folded, frame_name, read_json
+from profiling import (blocked_seconds, cpu_seconds, start_tool, finish, parse_folded,
+                       frame_name, read_json, run_until, at_once, failed)
 
 # samples at least in any of pyprofile's runs here (a share of them means
 # something), whatever the CPU time the workload had
@@ -104,69 +103,24 @@ def run_tool(tool, args, timeout=180):
     return r.stdout, r.stderr
 
 
-def schedstat(pid):
-    """(seconds on a CPU, seconds waiting for one) of PID's main thread."""
-    with open("/proc/%d/schedstat" % pid) as fp:
-        on_cpu, waiting = fp.read().split()[:2]
-    return int(on_cpu) / 1e9, int(waiting) / 1e9
-
-
-def blocked_seconds(pid):
-    """A clock of the time PID's main thread is blocked: it moves as the
-    wall clock does, except while the thread is on a CPU or waits for one."""
-    on_cpu, waiting = schedstat(pid)
-    return time.monotonic() - on_cpu - waiting
-
-
-def run_until(tool, args, pid, clock, amount):
-    """TOOL -v ARGS -p PID from -v's start-up line (as it starts sampling or
-    tracing) until CLOCK(PID) moved on by AMOUNT, or RUN_CAP seconds
-    passed: (stdout, stderr, how far CLOCK moved)."""
-    name = os.path.basename(tool)
-    running = start_tool(tool, ["-v"] + args + ["-p", str(pid), str(RUN_CAP)], timeout=180,
-                         header_on="stderr", header=(name + ": start-up ",))
-    start = now = clock(pid)
-    while running.poll() is None and now - start < amount:
-        time.sleep(0.05)
-        now = clock(pid)
-    if running.poll() is None:
-        running.send_signal(signal.SIGINT)  # it reports what it saw and exits 0
-    rc, out, err = finish(running, timeout=RUN_CAP + 60)
-    err = running.before_header + err
-    assert rc == 0, err
-    return out, err, now - start
-
-
 def profile_for_cpu(pyprofile, pid):
     """pyprofile on PID until it has had PROFILE_CPU seconds of CPU time:
     (stdout, stderr, the CPU seconds it had)."""
-    return run_until(pyprofile, PROFILE, pid, cpu_seconds, PROFILE_CPU)
+    return run_until(pyprofile, PROFILE + ["-p", str(pid)], pid, cpu_seconds, PROFILE_CPU,
+                     RUN_CAP)
 
 
 def offcpu_until_blocked(pyoffcpu, pid):
     """pyoffcpu -f -U on PID until its main thread was blocked BLOCKED
     seconds: (stdout, stderr)."""
-    return run_until(pyoffcpu, ["-f", "-U"], pid, blocked_seconds, BLOCKED)[:2]
+    return run_until(pyoffcpu, ["-f", "-U", "-p", str(pid)], pid, blocked_seconds, BLOCKED,
+                     RUN_CAP)[:2]
 
 
 def enough_samples(cpu):
     """The samples a pyprofile run must have counted: 75% of what HZ gives
     over the CPU seconds the workload had, and at least MIN_SAMPLES."""
     return max(MIN_SAMPLES, int(0.75 * HZ * cpu))
-
-
-def at_once(calls):
-    """Runs each of CALLS ({name: function}) in a thread of its own, all at
-    once; {name: its future}, once all are done."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=len(calls)) as pool:
-        futures = {name: pool.submit(fn) for name, fn in calls.items()}
-    return futures
-
-
-def failed(exc):
-    future = concurrent.futures.Future()
-    future.set_exception(exc)
-    return future
 
 
 def on_workload(start, runs):
@@ -236,7 +190,7 @@ def walks(interp, pyprofile, pyoffcpu, pygil, pydump, tmp_path_factory):
     """{run name: future of (its workload, its result)} of every run here."""
     from test_pygil import host_tids
     tmp = str(tmp_path_factory.mktemp("walks"))
-    # placed one after another: place() copies through one temporary name
+    # each script placed once, for every run
     script = {name: interp.place(os.path.join(WORKLOADS, name)) for name in (
         "known_lines.py", "c_callbacks.py", "subinterp.py", "code_identity.py")}
 
