@@ -65,6 +65,11 @@ def schedstat(pid):
     return int(on_cpu) / 1e9, int(waiting) / 1e9
 
 
+def wall_seconds(pid):
+    """The wall clock, as a clock of run_until."""
+    return time.monotonic()
+
+
 def blocked_seconds(pid):
     """A clock of the time PID's main thread is blocked: it moves as the
     wall clock does, except while the thread is on a CPU or waits for one."""
@@ -72,12 +77,15 @@ def blocked_seconds(pid):
     return time.monotonic() - on_cpu - waiting
 
 
-def run_until(tool, args, pid, clock, amount, cap, started=None):
+def run_until(tool, args, pid, clock, amount, cap, started=None, stopping=None):
     """Runs TOOL -v ARGS (ARGS name the target; CAP seconds at most) from
     -v's start-up line (as it starts sampling or tracing; STARTED() is
-    called then) until CLOCK(PID) (cpu_seconds, blocked_seconds) moved on
-    by AMOUNT, then stops it as Ctrl-C does: the run lasts as long as the
-    workload takes to have what a test needs, however loaded the machine.
+    called then) until CLOCK(PID) (cpu_seconds, blocked_seconds, wall_seconds)
+    moved on by AMOUNT, then (STOPPING() called just before) stops it as
+    Ctrl-C does: the run lasts as long as the workload takes to have what a
+    test needs, however loaded the machine, and a truth the workload
+    measures between STARTED() and STOPPING() covers the tool's window,
+    however long the tool then takes to report.
     Returns (stdout, stderr, how far CLOCK moved); fails unless it exits
     with 0."""
     name = os.path.basename(tool)
@@ -89,6 +97,8 @@ def run_until(tool, args, pid, clock, amount, cap, started=None):
     while running.poll() is None and now - start < amount:
         time.sleep(0.05)
         now = clock(pid)
+    if stopping:
+        stopping()
     if running.poll() is None:
         running.send_signal(signal.SIGINT)  # it reports what it saw, exits 0
     rc, out, err = finish(running, timeout=cap + 60)
