@@ -188,7 +188,8 @@ class Interpreter:
         dest_dir = self.host_path(IN_CHROOT_DIR)
         os.makedirs(dest_dir, exist_ok=True)
         dest = os.path.join(dest_dir, os.path.basename(src))
-        tmp = "%s.tmp.%d" % (dest, os.getpid())
+        # a name of its own per call: tests place files from several threads
+        tmp = "%s.tmp.%s" % (dest, uuid.uuid4().hex)
         shutil.copyfile(src, tmp)
         os.rename(tmp, dest)
         return os.path.join(IN_CHROOT_DIR, os.path.basename(src))

@@ -1,5 +1,7 @@
 """Helpers to run the BPF tools and read their folded output."""
+import concurrent.futures
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -54,6 +56,69 @@ def finish(popen, timeout=120):
         out, err = popen.communicate(timeout=30)
         raise AssertionError("tool still running after %ss:\n%s" % (timeout, err))
     return popen.returncode, out, err
+
+
+def schedstat(pid):
+    """(seconds on a CPU, seconds waiting for one) of PID's main thread."""
+    with open("/proc/%d/schedstat" % pid) as fp:
+        on_cpu, waiting = fp.read().split()[:2]
+    return int(on_cpu) / 1e9, int(waiting) / 1e9
+
+
+def wall_seconds(pid):
+    """The wall clock, as a clock of run_until."""
+    return time.monotonic()
+
+
+def blocked_seconds(pid):
+    """A clock of the time PID's main thread is blocked: it moves as the
+    wall clock does, except while the thread is on a CPU or waits for one."""
+    on_cpu, waiting = schedstat(pid)
+    return time.monotonic() - on_cpu - waiting
+
+
+def run_until(tool, args, pid, clock, amount, cap, started=None, stopping=None):
+    """Runs TOOL -v ARGS (ARGS name the target; CAP seconds at most) from
+    -v's start-up line (as it starts sampling or tracing; STARTED() is
+    called then) until CLOCK(PID) (cpu_seconds, blocked_seconds, wall_seconds)
+    moved on by AMOUNT, then (STOPPING() called just before) stops it as
+    Ctrl-C does: the run lasts as long as the workload takes to have what a
+    test needs, however loaded the machine, and a truth the workload
+    measures between STARTED() and STOPPING() covers the tool's window,
+    however long the tool then takes to report.
+    Returns (stdout, stderr, how far CLOCK moved); fails unless it exits
+    with 0."""
+    name = os.path.basename(tool)
+    running = start_tool(tool, ["-v"] + list(args) + [str(cap)], timeout=180,
+                         header_on="stderr", header=(name + ": start-up ",))
+    start = now = clock(pid)
+    if started:
+        started()
+    while running.poll() is None and now - start < amount:
+        time.sleep(0.05)
+        now = clock(pid)
+    if stopping:
+        stopping()
+    if running.poll() is None:
+        running.send_signal(signal.SIGINT)  # it reports what it saw, exits 0
+    rc, out, err = finish(running, timeout=cap + 60)
+    err = running.before_header + err
+    assert rc == 0, err
+    return out, err, now - start
+
+
+def at_once(calls):
+    """Runs each of CALLS ({name: function}) in a thread of its own, all at
+    once; {name: its future}, once all are done."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(calls)) as pool:
+        futures = {name: pool.submit(fn) for name, fn in calls.items()}
+    return futures
+
+
+def failed(exc):
+    future = concurrent.futures.Future()
+    future.set_exception(exc)
+    return future
 
 
 def parse_folded(text):

@@ -273,23 +273,32 @@ def pyprofile():
     return path
 
 
+# pyprofile --async samples at 398 Hz until the workload has had 2 s of CPU
+# time (about 800 samples, as 4 s at 199 Hz gave on an idle machine),
+# however many other runs share the CPUs; 60 s at most
+PROFILE_HZ = 398
+PROFILE_CPU = 2.0
+RUN_CAP = 60
+
+
 def profile_tasks(interp, pyprofile, host_tmp, extra, fmt="folded"):
-    """pyprofile -F 199 [extra] on the cpu workload for 4 s; returns (folded
-    rows, the workload's own CPU per task over the same window, stderr); in
-    another format, the file's path in place of the rows."""
-    from profiling import start_tool, finish, parse_folded, read_json
+    """pyprofile -F PROFILE_HZ [extra] on the cpu workload until it had
+    PROFILE_CPU seconds of CPU; returns (folded rows, the workload's own CPU
+    per task over the same window, stderr); in another format, the file's
+    path in place of the rows."""
+    from profiling import cpu_seconds, parse_folded, read_json, run_until
     script = interp.place(os.path.join(WORKLOADS, "asyncio_tasks.py"))
     scratch = interp.scratch(host_tmp)
     out = os.path.join(str(host_tmp), "out." + fmt)
     proc = interp.spawn([script, scratch.proc_path("state.json"), "cpu"])
     try:
         read_json(scratch.host_path("state.json"), key="ready")
-        tool = start_tool(pyprofile, ["-F", "199", "-p", str(proc.pid), "-o", out,
-                                      "--format", fmt] + extra + ["4"])
-        os.kill(proc.pid, signal.SIGUSR1)  # the truth starts with sampling...
-        rc, _, err = finish(tool)
-        os.kill(proc.pid, signal.SIGUSR2)  # ...and ends with it
-        assert rc == 0, err
+        # the truth starts and ends with sampling
+        _, err, _ = run_until(pyprofile, ["-F", str(PROFILE_HZ), "-p", str(proc.pid), "-o", out,
+                                          "--format", fmt] + extra, proc.pid, cpu_seconds,
+                              PROFILE_CPU, RUN_CAP,
+                              started=lambda: os.kill(proc.pid, signal.SIGUSR1),
+                              stopping=lambda: os.kill(proc.pid, signal.SIGUSR2))
         truth = read_json(scratch.host_path("state.json"), key="frozen")
     finally:
         proc.kill()
@@ -315,10 +324,8 @@ def task_of(frames):
 
 
 @pytest.fixture(scope="module")
-def profiled(interp, pyprofile, tmp_path_factory):
-    needs_asyncio_support(interp)
-    return profile_tasks(interp, pyprofile, tmp_path_factory.mktemp("async-prof-" + interp.id),
-                         ["--async"])
+def profiled(async_runs):
+    return async_runs["profiled"].result()
 
 
 def test_pyprofile_async_roots_samples_in_tasks(profiled):
@@ -361,19 +368,19 @@ def test_pyprofile_async_shares_match_truth(profiled):
             t, 100 * got, 100 * want, counted, spent)
 
 
-def test_pyprofile_without_async_has_no_task_frames(interp, pyprofile, tmp_path):
+def test_pyprofile_without_async_has_no_task_frames(interp, async_runs):
     """The same program without --async: stacks as before, from the loop."""
     needs_asyncio_support(interp)
     if interp.kind != "host":
         pytest.skip("one interpreter is enough for the default path")
-    rows, truth, err = profile_tasks(interp, pyprofile, tmp_path, [])
+    rows, truth, err = async_runs["plain"].result()
     assert not any(task_of(fr) for fr, _, _ in rows)
     assert "--async" not in err
     burning = [names(fr) for fr, _, _ in rows if "burn" in names(fr)]
     assert burning and all("Handle._run" in n for n in burning)
 
 
-def test_pprof_samples_carry_their_task(interp, pyprofile, tmp_path):
+def test_pprof_samples_carry_their_task(interp, async_runs, tmp_path):
     """pprof with --async: every sample rooted in a task carries the label
     task with that task's name, as go tool pprof (default options) reads
     it; the burners' samples carry their own burner's."""
@@ -383,7 +390,7 @@ def test_pprof_samples_carry_their_task(interp, pyprofile, tmp_path):
     go = shutil.which("go") or ("/usr/bin/go" if os.path.exists("/usr/bin/go") else None)
     if not go:
         pytest.skip("go tool pprof not installed (golang-go)")
-    out, truth, err = profile_tasks(interp, pyprofile, tmp_path, ["--async"], fmt="pprof")
+    out, truth, err = async_runs["pprof"].result()
     env = dict(os.environ, HOME=str(tmp_path), GOCACHE=str(tmp_path / "gocache"), GOFLAGS="")
     r = subprocess.run([go, "tool", "pprof", "-traces", out], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, universal_newlines=True, timeout=300, env=env)
@@ -415,30 +422,37 @@ def pyoffcpu():
     return path
 
 
-def test_pyoffcpu_async_blocking_tasks(interp, pyoffcpu, tmp_path):
-    """Tasks that block their event loop in time.sleep (10 and 20 ms at a
-    time): pyoffcpu --async charges the blocked time to each task, rooted in
-    its await chain, in the shares the tasks measured themselves."""
-    from profiling import start_tool, finish, parse_folded, read_json
-    needs_asyncio_support(interp)
+def offcpu_tasks(interp, pyoffcpu, tmp_path):
+    """pyoffcpu --async for 4 s on the block workload: (folded rows, the
+    time each task measured itself blocked over the same window, stderr).
+    The window's ends are signalled to the workload as tracing starts and
+    just before it stops (not once the tool has reported, later on a loaded
+    machine: with runs at once at load 20, the truth once covered 9.4 s of
+    blocking, the 4 s traced 2.3 s, and the shares parted by 13 points)."""
+    from profiling import parse_folded, read_json, run_until, wall_seconds
     script = interp.place(os.path.join(WORKLOADS, "asyncio_tasks.py"))
     scratch = interp.scratch(tmp_path)
     out = str(tmp_path / "off.folded")
     proc = interp.spawn([script, scratch.proc_path("state.json"), "block"])
     try:
         read_json(scratch.host_path("state.json"), key="ready")
-        tool = start_tool(pyoffcpu, ["--async", "-p", str(proc.pid), "-o", out,
-                                     "--format", "folded", "4"])
-        os.kill(proc.pid, signal.SIGUSR1)
-        rc, _, err = finish(tool)
-        os.kill(proc.pid, signal.SIGUSR2)
-        assert rc == 0, err
+        _, err, _ = run_until(pyoffcpu, ["--async", "-p", str(proc.pid), "-o", out,
+                                         "--format", "folded"], proc.pid, wall_seconds, 4, 60,
+                              started=lambda: os.kill(proc.pid, signal.SIGUSR1),
+                              stopping=lambda: os.kill(proc.pid, signal.SIGUSR2))
         truth = read_json(scratch.host_path("state.json"), key="frozen")["blocked"]
     finally:
         proc.kill()
         scratch.cleanup()
     with open(out, encoding="utf-8") as fp:
-        rows = parse_folded(fp.read())
+        return parse_folded(fp.read()), truth, err
+
+
+def test_pyoffcpu_async_blocking_tasks(async_runs):
+    """Tasks that block their event loop in time.sleep (10 and 20 ms at a
+    time): pyoffcpu --async charges the blocked time to each task, rooted in
+    its await chain, in the shares the tasks measured themselves."""
+    rows, truth, err = async_runs["blocking"].result()
     blocking = [(fr, us) for fr, _, us in rows if "block_once" in names(fr)]
     total = sum(us for _, us in blocking)
     assert total >= 1000000, "less than 1 s blocked in block_once:\n%s" % err
@@ -470,8 +484,34 @@ REQUEST_TOLERANCE = 0.10  # of each task's own time (pyoffcpu: timed, not sample
 REQUEST_SIGMAS = 3.5  # pyprofile: samples of a task spread as a Poisson count's
 
 
-@pytest.mark.parametrize("tool,mode", [("pyprofile", "cpu"), ("pyoffcpu", "block")])
-def test_sequential_tasks_keep_their_names(interp, tool, mode, tmp_path):
+def sequential_tasks(tool, mode, interp, tmp_path):
+    """TOOL --async on async_requests.py in MODE, from before its first
+    request to its end: (folded text, stderr, each task's own time)."""
+    from conftest import tool_path
+    from profiling import run_on_cue
+    # pyoffcpu -R: the truth (time.monotonic() around the sleep) includes
+    # the wait for a CPU after each wake-up
+    args = ["--async", "--format", "folded"] + (["-F", "499"] if mode == "cpu" else ["-R"])
+    return run_on_cue(
+        interp, tool_path(tool), os.path.join(WORKLOADS, "async_requests.py"), tmp_path, args,
+        workload_args=[mode, str(REQUESTS), str(REQUEST_SECONDS[mode])],
+        truth=("truth.json", "spent"), settle=1)
+
+
+def test_sequential_tasks_keep_their_names_pyprofile(async_runs):
+    """On CPU: see check_sequential_tasks."""
+    check_sequential_tasks(async_runs, "cpu")
+
+
+def test_sequential_tasks_keep_their_names_pyoffcpu(async_runs):
+    """Blocking the loop: see check_sequential_tasks."""
+    check_sequential_tasks(async_runs, "block")
+
+
+# (two tests, not one parametrized by the tool: pytest would order some of
+# a parametrized test's items after the next interpreter's, and run the
+# module-scoped runs of an interpreter twice)
+def check_sequential_tasks(async_runs, mode):
     """Tasks req-0..req-29 made one after another, as a server makes one
     per request, each spending its time in one step (on CPU, or blocking
     its loop in time.sleep): a new task's coroutine is often made where the
@@ -479,16 +519,8 @@ def test_sequential_tasks_keep_their_names(interp, tool, mode, tmp_path):
     is within 10% of what it measured itself (pyprofile: and the spread of
     a sampled count, sqrt(n) for n samples, about 75 per task), every task
     is there under its own name, and next to nothing is left unnamed."""
-    from conftest import tool_path
-    from profiling import parse_folded, run_on_cue
-    needs_asyncio_support(interp)
-    # pyoffcpu -R: the truth (time.monotonic() around the sleep) includes
-    # the wait for a CPU after each wake-up
-    args = ["--async", "--format", "folded"] + (["-F", "499"] if mode == "cpu" else ["-R"])
-    text, err, truth = run_on_cue(
-        interp, tool_path(tool), os.path.join(WORKLOADS, "async_requests.py"), tmp_path, args,
-        workload_args=[mode, str(REQUESTS), str(REQUEST_SECONDS[mode])],
-        truth=("truth.json", "spent"), settle=1)
+    from profiling import parse_folded
+    text, err, truth = async_runs["sequential-" + mode].result()
     truth = truth["spent"]
     got, unnamed = {}, 0
     for fr, _, value in parse_folded(text):
@@ -591,6 +623,39 @@ def test_tasks_grouped_by_coroutine(interp, tool, mode, tmp_path):
         assert got[h] <= expect * (1 + REQUEST_TOLERANCE) + spread and \
             got[h] >= expect * (1 - REQUEST_TOLERANCE) - spread - slack, \
             "%s: %d, truth %d (%s)\n%s" % (h, got[h], expect, got, err)
+
+
+# ----------------------------------------------------------------- the runs, at once
+
+@pytest.fixture(scope="module")
+def async_runs(interp, pyprofile, pyoffcpu, tmp_path_factory):
+    """The runs of pyprofile --async and pyoffcpu --async on INTERP, made at
+    once on workloads of their own: {name: future of its result}. Each test
+    asserts on its own run as before (a run that fails fails its own test):
+    their truth is what the workload measured over the same window (CPU or
+    blocked time per task), and pyprofile's first run lasts until its
+    workload had the CPU its samples need, so the runs sharing the CPUs
+    change how long they take, not what they are checked against."""
+    from profiling import at_once
+    needs_asyncio_support(interp)
+    tmp = {name: tmp_path_factory.mktemp("async-%s-%s" % (name, interp.id))
+           for name in ("prof", "off", "seq-cpu", "seq-block", "plain", "pprof")}
+    runs = {
+        "profiled": lambda: profile_tasks(interp, pyprofile, tmp["prof"], ["--async"]),
+        "sequential-cpu": lambda: sequential_tasks("pyprofile", "cpu", interp, tmp["seq-cpu"]),
+        "sequential-block": lambda: sequential_tasks("pyoffcpu", "block", interp,
+                                                     tmp["seq-block"]),
+    }
+    if interp.kind == "host":  # the tests of the default path and of pprof's labels
+        runs["plain"] = lambda: profile_tasks(interp, pyprofile, tmp["plain"], [])
+        runs["pprof"] = lambda: profile_tasks(interp, pyprofile, tmp["pprof"], ["--async"],
+                                              fmt="pprof")
+    done = at_once(runs)
+    # then alone, as before: beside the others, at load 20, pyoffcpu
+    # --async twice charged blocker-1 a third of the blocked time where it
+    # measured a half (host-3.11; over the same window)
+    done.update(at_once({"blocking": lambda: offcpu_tasks(interp, pyoffcpu, tmp["off"])}))
+    return done
 
 
 # ----------------------------------------------------------------- the generated table

@@ -2,29 +2,37 @@
 can look right and be wrong: frames CPython hides, exact lines, thread
 states in sub-interpreters and of C threads, code objects that take a
 freed one's address, on every interpreter of the matrix."""
-import json
+import functools
 import os
 import re
 import shutil
 import signal
 import subprocess
 import tempfile
-import time
 
 import pytest
 
 from conftest import tool_path, WORKLOADS
-from profiling import start_tool, finish, parse_folded, frame_name, read_json
+from profiling import (blocked_seconds, cpu_seconds, start_tool, finish, parse_folded,
+                       frame_name, read_json, run_until, at_once, failed)
 
-KNOWN_LINES = os.path.join(WORKLOADS, "known_lines.py")
-# samples at least in a 4 s run at 199 Hz of a busy workload (about 800 on
-# an idle machine; far fewer where many jobs share the CPUs)
+# samples at least in any of pyprofile's runs here (a share of them means
+# something), whatever the CPU time the workload had
 MIN_SAMPLES = 60
-# pyprofile's runs here: as many samples as 4 s at 199 Hz, in half the time
-# (a sample is taken per 1/HZ of CPU time the workload gets, so the count
-# and MIN_SAMPLES's margin stay; the walks checked are the same)
-PROFILE = ["-F", "398", "-f", "-U"]
-PROFILE_SECONDS = "2"
+# The runs of pyprofile and pyoffcpu here last until the workload had what
+# their assertions need, however many runs share the CPUs (they run at
+# once, see walks()), at most RUN_CAP seconds: pyprofile samples at 398 Hz
+# until the workload has had PROFILE_CPU seconds of CPU time (a sample is
+# taken per 1/HZ of CPU time it gets: about 800 samples, as 2 s gave a busy
+# thread on an idle machine), and must count 75% of what the rate gives
+# over the CPU time it had; pyoffcpu traces until the workload's thread has
+# been blocked BLOCKED seconds (neither on a CPU nor waiting for one, as
+# 3 s gave on an idle machine).
+HZ = 398
+PROFILE = ["-F", str(HZ), "-f", "-U"]
+PROFILE_CPU = 2.0
+BLOCKED = 3.0
+RUN_CAP = 60
 
 
 def built(name):
@@ -67,30 +75,25 @@ def init_name(interp):
 
 
 class Workload:
-    """known_lines.py in MODE, started and ready: .pid, .lines, .script."""
+    """SCRIPT (a workload of tests/workloads, placed), started with its
+    STATE.json in a scratch directory, then ARGS, and ready: .pid,
+    .script, .state, and .lines (known_lines.py's markers)."""
 
-    def __init__(self, interp, tmp_path, mode, seconds=600):
-        self.script = interp.place(KNOWN_LINES)
-        self.scratch = interp.scratch(tempfile.mkdtemp(dir=str(tmp_path)))
-        self.proc = interp.spawn([self.script, self.scratch.proc_path("state.json"), mode,
-                                  str(seconds)])
+    def __init__(self, interp, tmp, script, args):
+        self.script = script
+        self.scratch = interp.scratch(tempfile.mkdtemp(dir=tmp))
+        self.proc = interp.spawn([self.script, self.scratch.proc_path("state.json")] + args)
         try:
-            state = read_json(self.scratch.host_path("state.json"), timeout=60, key="ready")
+            self.state = read_json(self.scratch.host_path("state.json"), timeout=60, key="ready")
         except Exception:
             self.close()
             raise
         self.pid = self.proc.pid
-        self.lines = state["lines"]
+        self.lines = self.state.get("lines")
 
     def close(self):
         self.proc.kill()
         self.scratch.cleanup()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 def run_tool(tool, args, timeout=180):
@@ -98,6 +101,148 @@ def run_tool(tool, args, timeout=180):
                        timeout=timeout, universal_newlines=True)
     assert r.returncode == 0, r.stderr
     return r.stdout, r.stderr
+
+
+def profile_for_cpu(pyprofile, pid):
+    """pyprofile on PID until it has had PROFILE_CPU seconds of CPU time:
+    (stdout, stderr, the CPU seconds it had)."""
+    return run_until(pyprofile, PROFILE + ["-p", str(pid)], pid, cpu_seconds, PROFILE_CPU,
+                     RUN_CAP)
+
+
+def offcpu_until_blocked(pyoffcpu, pid):
+    """pyoffcpu -f -U on PID until its main thread was blocked BLOCKED
+    seconds: (stdout, stderr)."""
+    return run_until(pyoffcpu, ["-f", "-U", "-p", str(pid)], pid, blocked_seconds, BLOCKED,
+                     RUN_CAP)[:2]
+
+
+def enough_samples(cpu):
+    """The samples a pyprofile run must have counted: 75% of what HZ gives
+    over the CPU seconds the workload had, and at least MIN_SAMPLES."""
+    return max(MIN_SAMPLES, int(0.75 * HZ * cpu))
+
+
+def on_workload(start, runs):
+    """Starts a workload (START() returns it), runs each of RUNS ({name:
+    function of the workload}) on it at once, and ends it: {name: future of
+    (the workload, what the run returned)}. A workload that cannot start
+    fails (or skips) each of its runs."""
+    try:
+        w = start()
+    except BaseException as exc:  # pytest.skip()'s exception too
+        return {name: failed(exc) for name in runs}
+    try:
+        return at_once({name: functools.partial(lambda fn: (w, fn(w)), fn)
+                        for name, fn in runs.items()})
+    finally:
+        w.close()
+
+
+# The runs of this file's tests on one interpreter, made at once in one
+# module-scoped fixture: each on a workload of its own, or sharing one with
+# the runs that need the same (pyprofile and pydump on the __init__ loop,
+# pyprofile and pygil on the sub-interpreter), and each test asserts on its
+# own run as before (a run that fails fails its own test). pyprofile's
+# and pyoffcpu's runs last until the workload had what their assertions
+# need, so the runs sharing the CPUs change how long they take, not what
+# they count.
+
+
+def pydump_looks(pydump, pid, times=10):
+    """pydump -p PID TIMES times: [(exit status, stdout, stderr)]."""
+    looks = []
+    for _ in range(times):
+        r = subprocess.run([pydump, "-p", str(pid)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60, universal_newlines=True)
+        looks.append((r.returncode, r.stdout, r.stderr))
+    return looks
+
+
+def c_callbacks(interp, tmp, script):
+    gcc = shutil.which("gcc")
+    if not gcc:
+        pytest.skip("gcc not installed")
+    lib = os.path.join(tempfile.mkdtemp(dir=tmp), "c_callbacks_pool.so")
+    subprocess.run([gcc, "-shared", "-fPIC", "-O2", "-nostdlib", "-fno-stack-protector",
+                    "-o", lib, os.path.join(WORKLOADS, "c_callbacks_pool.c")], check=True)
+    return Workload(interp, tmp, script, [interp.place(lib), "2", "600"])
+
+
+def code_generations(pyprofile, hz):
+    """The run on code_identity.py: pyprofile at HZ from before its first
+    generation (SIGUSR1) to its end: (folded rows, its final state, stderr)."""
+    def run(w):
+        out = os.path.join(os.path.dirname(w.scratch.host_path("state.json")), "out.folded")
+        tool = start_tool(pyprofile, ["-F", str(hz), "-o", out, "--format", "folded", "-U",
+                                      "-p", str(w.pid)])
+        os.kill(w.pid, signal.SIGUSR1)
+        state = read_json(w.scratch.host_path("state.json"), timeout=120, key="done")
+        rc, _, err = finish(tool)  # stops by itself: its target exited
+        assert rc == 0, err
+        with open(out, encoding="utf-8") as fp:
+            return parse_folded(fp.read()), state, err
+    return run
+
+
+@pytest.fixture(scope="module")
+def walks(interp, pyprofile, pyoffcpu, pygil, pydump, tmp_path_factory):
+    """{run name: future of (its workload, its result)} of every run here."""
+    from test_pygil import host_tids
+    tmp = str(tmp_path_factory.mktemp("walks"))
+    # each script placed once, for every run
+    script = {name: interp.place(os.path.join(WORKLOADS, name)) for name in (
+        "known_lines.py", "c_callbacks.py", "subinterp.py", "code_identity.py")}
+
+    def known(mode):
+        return lambda: Workload(interp, tmp, script["known_lines.py"], [mode, "600"])
+
+    def subinterp():
+        if interp.version < (3, 12):
+            pytest.skip("no sub-interpreters with their own GIL before 3.12")
+        return Workload(interp, tmp, script["subinterp.py"], ["600"])
+
+    def code(mode, generations):
+        return lambda: Workload(interp, tmp, script["code_identity.py"],
+                                [mode, str(generations)])
+
+    groups = {
+        "init": (known("init"), {
+            "shim_pyprofile": lambda w: profile_for_cpu(pyprofile, w.pid),
+            "shim_pydump": lambda w: pydump_looks(pydump, w.pid)}),
+        "init_block": (known("init_block"), {
+            "shim_pyoffcpu": lambda w: offcpu_until_blocked(pyoffcpu, w.pid)}),
+        "cpu": (known("cpu"), {
+            "line_pyprofile": lambda w: profile_for_cpu(pyprofile, w.pid)}),
+        "block": (known("block"), {
+            "line_pyoffcpu": lambda w: offcpu_until_blocked(pyoffcpu, w.pid)}),
+        "gil": (known("gil"), {
+            "line_pygil": lambda w: run_tool(pygil, ["-f", "-p", str(w.pid), "3"])}),
+        "callbacks": (lambda: c_callbacks(interp, tmp, script["c_callbacks.py"]), {
+            "callbacks": lambda w: profile_for_cpu(pyprofile, w.pid)}),
+        "subinterp": (subinterp, {
+            "subinterp_pyprofile": lambda w: profile_for_cpu(pyprofile, w.pid),
+            "subinterp_pygil": lambda w: (host_tids(w.pid),
+                                          run_tool(pygil, ["-p", str(w.pid), "4"]))}),
+    }
+    started = at_once({name: functools.partial(on_workload, start, runs)
+                       for name, (start, runs) in groups.items()})
+    runs = {name: future for group in started.values()
+            for name, future in group.result().items()}
+    # then, one after another as before, the runs whose tool ends as its
+    # workload exits: late_hash's run has left a few samples as [unknown
+    # code] under load (3 at load 26 with every run at once; also with the
+    # runs one after another at load 17), so no other run adds to its load
+    runs.update(on_workload(code("late_hash", 200),
+                            {"late_hash": code_generations(pyprofile, 999)}))
+    runs.update(on_workload(code("same_name", 8),
+                            {"same_name": code_generations(pyprofile, 499)}))
+    return runs
+
+
+def result(walks, name):
+    """(workload, result) of run NAME; its failure or skip as this test's."""
+    return walks[name].result()
 
 
 def no_phantom(rows):
@@ -129,56 +274,53 @@ def check_init_rows(rows, w, qual, hot, call, caller):
     return weight
 
 
-def test_init_shim_hidden_by_pyprofile(interp, pyprofile, tmp_path):
+def test_init_shim_hidden_by_pyprofile(interp, walks):
     """3.13+ run a specialised call of a Python __init__ through an internal
     shim frame (_Py_InitCleanup) CPython's tracebacks do not show: neither
     does pyprofile. __init__ sits right under its caller, at its hot line."""
-    with Workload(interp, tmp_path, "init") as w:
-        out, err = run_tool(pyprofile, PROFILE + ["-p", str(w.pid), PROFILE_SECONDS])
+    w, (out, err, cpu) = result(walks, "shim_pyprofile")
     rows = parse_folded(out)
     no_phantom(rows)
     inside = check_init_rows(rows, w, init_name(interp)("Widget"), "HOT_INIT", "CALL_INIT",
                              "construct_widgets")
     total = sum(c for _, _, c in rows)
-    assert total >= MIN_SAMPLES and inside >= 0.8 * total, (inside, total, out[-2000:])
+    assert total >= enough_samples(cpu) and inside >= 0.8 * total, (
+        inside, total, cpu, out[-2000:])
 
 
-def test_init_shim_hidden_by_pyoffcpu(interp, pyoffcpu, tmp_path):
+def test_init_shim_hidden_by_pyoffcpu(interp, walks):
     """The same for an __init__ that blocks: every microsecond blocked in
     it is charged to __init__ at its sleeping line, right under the line
     of its caller that constructs the object."""
-    with Workload(interp, tmp_path, "init_block") as w:
-        out, err = run_tool(pyoffcpu, ["-f", "-U", "-p", str(w.pid), "3"])
+    w, (out, err) = result(walks, "shim_pyoffcpu")
     rows = parse_folded(out)
     no_phantom(rows)
     inside = check_init_rows(rows, w, init_name(interp)("Sleeper"), "HOT_INIT_BLOCK",
                              "CALL_INIT_BLOCK", "construct_sleepers")
-    assert inside >= 2000000, (inside, out[-2000:])  # about 3 s blocked
+    assert inside >= 2000000, (inside, out[-2000:])  # about BLOCKED s blocked
 
 
-def test_init_shim_hidden_by_pydump(interp, pydump, tmp_path):
+def test_init_shim_hidden_by_pydump(interp, walks):
     qual = init_name(interp)("Widget")
     seen = called_from_call_line = 0
-    with Workload(interp, tmp_path, "init") as w:
-        for _ in range(10):
-            r = subprocess.run([pydump, "-p", str(w.pid)], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, timeout=60, universal_newlines=True)
-            assert r.returncode == 0, r.stderr
-            frames = [line.strip() for line in r.stdout.splitlines() if line.startswith("    ")]
-            assert not any(f.startswith("__init__ (__init__") for f in frames), r.stdout
-            if frames and frame_name(frames[0]) == qual:
-                seen += 1
-                # its hot line, or its def line (the line CPython gives a
-                # frame not started yet, 3.8-3.10, or at its RESUME, 3.11+)
-                assert frames[0] in ["%s (%s:%d)" % (qual, w.script, line) for line in
-                                     (w.lines["HOT_INIT"], w.lines["HOT_INIT"] - 1)], frames
-                # its caller at the call; pydump reads a running process
-                # without stopping it, so a walk can read __init__ just
-                # before it returns and its caller just after (seen once
-                # on 3.9: the caller already back at its loop's line)
-                assert frame_name(frames[1]) == "construct_widgets", frames
-                called_from_call_line += frames[1] == "construct_widgets (%s:%d)" % (
-                    w.script, w.lines["CALL_INIT"])
+    w, looks = result(walks, "shim_pydump")
+    for rc, out, err in looks:
+        assert rc == 0, err
+        frames = [line.strip() for line in out.splitlines() if line.startswith("    ")]
+        assert not any(f.startswith("__init__ (__init__") for f in frames), out
+        if frames and frame_name(frames[0]) == qual:
+            seen += 1
+            # its hot line, or its def line (the line CPython gives a
+            # frame not started yet, 3.8-3.10, or at its RESUME, 3.11+)
+            assert frames[0] in ["%s (%s:%d)" % (qual, w.script, line) for line in
+                                 (w.lines["HOT_INIT"], w.lines["HOT_INIT"] - 1)], frames
+            # its caller at the call; pydump reads a running process
+            # without stopping it, so a walk can read __init__ just
+            # before it returns and its caller just after (seen once
+            # on 3.9: the caller already back at its loop's line)
+            assert frame_name(frames[1]) == "construct_widgets", frames
+            called_from_call_line += frames[1] == "construct_widgets (%s:%d)" % (
+                w.script, w.lines["CALL_INIT"])
     assert seen >= 5, seen
     assert called_from_call_line >= 0.8 * seen, (called_from_call_line, seen)
 
@@ -194,36 +336,33 @@ def lines_of_leaf(rows, function):
     return lines
 
 
-def test_pyprofile_line_is_exact(interp, pyprofile, tmp_path):
+def test_pyprofile_line_is_exact(interp, walks):
     """A function that spends its time on one line (a sum() of a range):
     nearly every sample is on that line, the rest on its loop's line."""
-    with Workload(interp, tmp_path, "cpu") as w:
-        out, err = run_tool(pyprofile, PROFILE + ["-p", str(w.pid), PROFILE_SECONDS])
+    w, (out, err, cpu) = result(walks, "line_pyprofile")
     lines = lines_of_leaf(parse_folded(out), "burn_on_one_line")
     hot = w.lines["HOT_CPU"]
     total = sum(lines.values())
-    assert total >= MIN_SAMPLES, (lines, err)
+    assert total >= enough_samples(cpu), (lines, cpu, err)
     assert set(lines) <= {hot - 1, hot}, lines  # the hot line, or its while
     assert lines.get(hot, 0) >= 0.95 * total, lines
 
 
-def test_pyoffcpu_line_is_exact(interp, pyoffcpu, tmp_path):
+def test_pyoffcpu_line_is_exact(interp, walks):
     """A function that blocks on one line (time.sleep): all of its blocked
     time is on that line."""
-    with Workload(interp, tmp_path, "block") as w:
-        out, err = run_tool(pyoffcpu, ["-f", "-U", "-p", str(w.pid), "3"])
+    w, (out, err) = result(walks, "line_pyoffcpu")
     lines = lines_of_leaf(parse_folded(out), "block_on_one_line")
     assert sum(lines.values()) >= 2000000, (lines, err)
     assert set(lines) == {w.lines["HOT_BLOCK"]}, lines
 
 
-def test_pygil_waiting_line_is_exact(interp, pygil, tmp_path):
+def test_pygil_waiting_line_is_exact(interp, walks):
     """A thread that sleeps on one line next to a spinning thread waits
     for the GIL there after each sleep: its waits are on that line (a few
     may fall on its loop's line, where the spinner can make it drop the
     GIL)."""
-    with Workload(interp, tmp_path, "gil") as w:
-        out, err = run_tool(pygil, ["-f", "-p", str(w.pid), "3"])
+    w, (out, err) = result(walks, "line_pygil")
     lines = lines_of_leaf(parse_folded(out), "wait_for_gil_on_one_line")
     hot = w.lines["HOT_GIL"]
     total = sum(lines.values())
@@ -234,28 +373,14 @@ def test_pygil_waiting_line_is_exact(interp, pygil, tmp_path):
 
 # ---------------------------------------------------------------- thread states
 
-def test_c_thread_callbacks_have_their_stacks(interp, pyprofile, tmp_path):
+def test_c_thread_callbacks_have_their_stacks(interp, walks):
     """C threads call Python back through ctypes, which makes and frees a
     thread state for every call (PyGILState_Ensure/Release); the C code
     allocates between calls, so each new thread state is elsewhere while
     the freed one's memory still names the thread. Samples in the callback
     show it, not an empty stack."""
-    gcc = shutil.which("gcc")
-    if not gcc:
-        pytest.skip("gcc not installed")
-    lib = os.path.join(str(tmp_path), "c_callbacks_pool.so")
-    subprocess.run([gcc, "-shared", "-fPIC", "-O2", "-nostdlib", "-fno-stack-protector",
-                    "-o", lib, os.path.join(WORKLOADS, "c_callbacks_pool.c")], check=True)
-    script = interp.place(os.path.join(WORKLOADS, "c_callbacks.py"))
-    lib_seen = interp.place(lib)
-    scratch = interp.scratch(tempfile.mkdtemp(dir=str(tmp_path)))
-    proc = interp.spawn([script, scratch.proc_path("state.json"), lib_seen, "2", "600"])
-    try:
-        state = read_json(scratch.host_path("state.json"), timeout=60, key="ready")
-        out, err = run_tool(pyprofile, PROFILE + ["-p", str(proc.pid), PROFILE_SECONDS])
-    finally:
-        proc.kill()
-        scratch.cleanup()
+    w, (out, err, cpu) = result(walks, "callbacks")
+    script, state = w.script, w.state
     rows = parse_folded(out)
     total = sum(c for _, _, c in rows)
     burn = sum(c for fr, _, c in rows
@@ -271,40 +396,17 @@ def test_c_thread_callbacks_have_their_stacks(interp, pyprofile, tmp_path):
     # samples under load). A stale thread state taken for the thread
     # empties most of them (3.15's base frame did: 50%).
     stale = empty - int(m.group(1))
-    assert total >= MIN_SAMPLES, (total, err)
+    assert total >= enough_samples(cpu), (total, cpu, err)
     assert stale <= 0.06 * total, (stale, total, out, err)
     assert burn >= 0.85 * total, (burn, total, out)
 
 
-def subinterpreters(interp):
-    if interp.version < (3, 12):
-        pytest.skip("no sub-interpreters with their own GIL before 3.12")
-
-
-def start_subinterp(interp, tmp_path, seconds):
-    script = interp.place(os.path.join(WORKLOADS, "subinterp.py"))
-    scratch = interp.scratch(tempfile.mkdtemp(dir=str(tmp_path)))
-    proc = interp.spawn([script, scratch.proc_path("state.json"), str(seconds)])
-    try:
-        state = read_json(scratch.host_path("state.json"), timeout=60, key="ready")
-    except Exception:
-        proc.kill()
-        scratch.cleanup()
-        raise
-    return script, scratch, proc, state
-
-
-def test_threads_of_every_interpreter_have_their_stacks(interp, pyprofile, tmp_path):
+def test_threads_of_every_interpreter_have_their_stacks(interp, walks):
     """While a sub-interpreter lives and runs code in one thread, the main
     interpreter's threads (the main thread included) keep their Python
     stacks, and the sub-interpreter's thread shows the code it runs."""
-    subinterpreters(interp)
-    script, scratch, proc, state = start_subinterp(interp, tmp_path, 600)
-    try:
-        out, err = run_tool(pyprofile, PROFILE + ["-p", str(proc.pid), PROFILE_SECONDS])
-    finally:
-        proc.kill()
-        scratch.cleanup()
+    w, (out, err, cpu) = result(walks, "subinterp_pyprofile")
+    script = w.script
     rows = parse_folded(out)
     total = sum(c for _, _, c in rows)
     leaf = {}
@@ -312,7 +414,7 @@ def test_threads_of_every_interpreter_have_their_stacks(interp, pyprofile, tmp_p
         py = python_frames(frames)
         name = frame_name(py[-1]) if py else frames[-1]
         leaf[name] = leaf.get(name, 0) + count
-    assert total >= MIN_SAMPLES, (total, err)
+    assert total >= enough_samples(cpu), (total, cpu, err)
     # three busy threads on two CPUs: each gets a fair share
     for fn in ("burn_in_main", "contend_in_main", "burn_in_subinterpreter"):
         assert leaf.get(fn, 0) >= 0.15 * total, (fn, leaf, err)
@@ -324,32 +426,11 @@ def test_threads_of_every_interpreter_have_their_stacks(interp, pyprofile, tmp_p
 
 # ---------------------------------------------------------------- code identity
 
-def profile_generations(interp, pyprofile, tmp_path, mode, generations, hz=499):
-    script = interp.place(os.path.join(WORKLOADS, "code_identity.py"))
-    scratch = interp.scratch(tempfile.mkdtemp(dir=str(tmp_path)))
-    proc = interp.spawn([script, scratch.proc_path("state.json"), mode, str(generations)])
-    out = os.path.join(str(tmp_path), "out.folded")
-    try:
-        read_json(scratch.host_path("state.json"), key="ready")
-        tool = start_tool(pyprofile, ["-F", str(hz), "-o", out, "--format", "folded", "-U",
-                                      "-p", str(proc.pid)])
-        os.kill(proc.pid, signal.SIGUSR1)
-        state = read_json(scratch.host_path("state.json"), timeout=120, key="done")
-        rc, _, err = finish(tool)  # stops by itself: its target exited
-    finally:
-        proc.kill()
-        scratch.cleanup()
-    assert rc == 0, err
-    with open(out, encoding="utf-8") as fp:
-        return parse_folded(fp.read()), state, err
-
-
-def test_code_named_after_its_file_name_is_hashed(interp, pyprofile, tmp_path):
+def test_code_named_after_its_file_name_is_hashed(interp, walks):
     """Samples taken before a code object's file name was first hashed are
     named after it was (the hash is no part of a code object's identity):
     no frame stays unknown, though every code object lives to the end."""
-    rows, state, err = profile_generations(interp, pyprofile, tmp_path, "late_hash", 200,
-                                          hz=999)
+    w, (rows, state, err) = result(walks, "late_hash")
     named = sum(c for fr, _, c in rows if any(frame_name(f).startswith("burn_late_hash_")
                                               for f in fr))
     unknown = [(fr, c) for fr, _, c in rows if any("[unknown code" in f for f in fr)]
@@ -362,12 +443,12 @@ def test_code_named_after_its_file_name_is_hashed(interp, pyprofile, tmp_path):
                 assert frame_file_line(f)[0] == "<late-hash-%s>" % n, frames
 
 
-def test_code_at_a_freed_address_keeps_its_own_lines(interp, pyprofile, tmp_path):
+def test_code_at_a_freed_address_keeps_its_own_lines(interp, walks):
     """Generations of exec'd code with the same names and file name
     ("<string>") but other lines take each other's addresses: each sample
     gets the lines of the generation that ran, for the function and for
     the <module> code that called it."""
-    rows, state, err = profile_generations(interp, pyprofile, tmp_path, "same_name", 8)
+    w, (rows, state, err) = result(walks, "same_name")
     assert state["reused"] >= 2, state  # the precondition: addresses were reused
     lines = {int(n): v for n, v in state["lines"].items()}
     gen_of_line = {}
@@ -399,21 +480,14 @@ GIL_HEADER = re.compile(r"^PID (\d+) \(.*\), Python [\w.]+, (main interpreter|in
 GIL_ROW = re.compile(r"^\s*(\d+) (.{16}) +([\d.]+) +([\d.]+) +([\d.]+)% +(\d+) +(\d+) +([\d.]+)%$")
 
 
-def test_pygil_watches_each_interpreters_gil(interp, pygil, tmp_path):
+def test_pygil_watches_each_interpreters_gil(interp, walks):
     """A sub-interpreter with a GIL of its own: pygil watches every GIL and
     prints a table per interpreter. The two threads spinning in the main
     interpreter wait for its GIL; the one spinning alone in the
     sub-interpreter never waits."""
-    from test_pygil import host_tids
-    subinterpreters(interp)
-    script, scratch, proc, state = start_subinterp(interp, tmp_path, 600)
-    try:
-        assert state["own_gil"], state
-        host = host_tids(proc.pid)
-        out, err = run_tool(pygil, ["-p", str(proc.pid), "4"])
-    finally:
-        proc.kill()
-        scratch.cleanup()
+    w, (host, (out, err)) = result(walks, "subinterp_pygil")
+    state = w.state
+    assert state["own_gil"], state
     tables, which = {}, None
     for line in out.splitlines():
         m = GIL_HEADER.match(line)
