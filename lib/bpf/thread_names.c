@@ -11,6 +11,7 @@
 #include "cpython/thread_names.h"
 #include "cpython/threads.h"
 #include "sys/clock.h"
+#include "sys/grow.h"
 
 /* threads of one process looked at, and names read, per reading */
 #define READ_THREADS 4096
@@ -45,15 +46,10 @@ static void put(struct thread_names *tn, pid_t pid, pid_t tid, const char *name)
 	if (!e) {
 		if (tn->n == THREAD_NAMES_MAX)
 			return;
-		if (tn->n == tn->cap) {
-			size_t cap = tn->cap ? tn->cap * 2 : 64;
-			struct thread_name_entry *v = realloc(tn->v, cap * sizeof(*v));
-
-			if (!v)
-				return;
-			tn->v = v;
-			tn->cap = cap;
-		}
+		e = grow_room(tn->v, tn->n, &tn->cap, 64, sizeof(*e));
+		if (!e)
+			return;
+		tn->v = e;
 		e = &tn->v[tn->n++];
 		e->pid = pid;
 		e->tid = tid;
@@ -70,16 +66,11 @@ static struct names_proc *proc_of(struct thread_names *tn, pid_t pid)
 			return &v[i];
 	if (tn->nprocs == THREAD_NAMES_PROCS)
 		return NULL;
-	if (tn->nprocs == tn->cap_procs) {
-		size_t cap = tn->cap_procs ? tn->cap_procs * 2 : 16;
-
-		v = realloc(tn->procs, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		tn->procs = v;
-		tn->cap_procs = cap;
-	}
-	v = &((struct names_proc *)tn->procs)[tn->nprocs++];
+	v = grow_room(tn->procs, tn->nprocs, &tn->cap_procs, 16, sizeof(*v));
+	if (!v)
+		return NULL;
+	tn->procs = v;
+	v = &v[tn->nprocs++];
 	memset(v, 0, sizeof(*v));
 	v->pid = pid;
 	return v;
