@@ -50,8 +50,8 @@ SUMMARY = re.compile(
 SUMMARY2 = re.compile(
     r"^(\w+): (\d+) stacks? truncated at \d+ Python frames, (\d+) with an unreadable frame, "
     r"(\d+) .+? not counted \(maps full: (\d+) stacks?\), (\d+) process events? lost$", re.M)
-GIL_ROW = re.compile(  # pygil's table: TID COMM WALL(s) WAIT(ms) WAIT% WAITS AVG_WAIT(us) HOLD%
-    r"^ *(\d+) .{16} +([\d.]+|-) +([\d.]+) +([\d.]+|-)%? +(\d+) +(\d+) +([\d.]+%|-)$")
+GIL_ROW = re.compile(  # pygil's table: TID THREAD WALL(s) WAIT(ms) WAIT% WAITS AVG_WAIT(us) HOLD%
+    r"^ *(\d+) .{16,}? +([\d.]+|-) +([\d.]+) +([\d.]+|-)%? +(\d+) +(\d+) +([\d.]+%|-)$")
 
 
 def interps(*ids):

@@ -222,6 +222,7 @@ def module_file(state):
 
 
 COMMS = {role: escape(name, b";") for role, name in H.NAMES.items()}
+THREADS = {role: escape(py_clean(name), b";") for role, name in H.THREAD_NAMES.items()}
 
 
 def folded_rows(text):
@@ -284,7 +285,8 @@ def test_pyprofile_threads_function(hostile, sampled):
     procs = {frames[0] for _, frames in rows}
     threads = {re.sub(r"^\[TID \d+ (.*)\]$", r"\1", frames[1]) for _, frames in rows}
     assert procs == {"[PID %d %s]" % (state["host_pid"], COMMS["process"])}, procs
-    assert {COMMS["spinner"], COMMS["native"]} <= threads, threads
+    # threads go by their Python names (escaped as frames are), not their OS names
+    assert {THREADS["spinner"], THREADS["native"]} <= threads, threads
     for frames in rows_of(rows, "spinner"):
         assert sum(fr.startswith("spin_forever (") for fr in frames) == 1, frames
 
@@ -311,7 +313,8 @@ def test_pyprofile_pprof_speedscope(hostile, sampled, tmp_path):
     pb, ss = (pathlib.Path(sampled[1], name) for name in ("cpu.pb.gz", "cpu.json"))
     traces = assert_clean(go_pprof(["-traces", str(pb)], tmp_path).encode(), "go tool pprof")
     assert escape(SYMBOL) in traces
-    assert re.search(r"^\s*thread_name:\s+%s$" % re.escape(escape(H.NAMES["spinner"])), traces, re.M)
+    name = escape(py_clean(H.THREAD_NAMES["spinner"]))
+    assert re.search(r"^\s*thread_name:\s+%s$" % re.escape(name), traces, re.M)
     doc = json.loads(assert_clean(ss.read_bytes(), "speedscope"))
     names = {f["name"] for f in doc["shared"]["frames"]}
     assert SYMBOL.decode("utf-8", "replace") in names, sorted(names)[:20]  # bad bytes: U+FFFD
@@ -353,6 +356,7 @@ def test_pygil(hostile, sampled):
     text = sampled_clean(sampled, "pygil")
     assert "(%s)" % escape(H.NAMES["process"]) in text
     assert escape(H.NAMES["sleeper"]) in text
+    assert escape(py_clean(H.THREAD_NAMES["sleeper"])) in text  # its row in the table
 
 
 # ---- pydump --------------------------------------------------------------

@@ -275,6 +275,7 @@ def test_pprof_names_as_written_and_labels(pyprofile, angles, tmp_path):
     ver = subprocess.run([interpreters.HOST_PYTHON, "-c",
                           "import platform; print(platform.python_version())"],
                          stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
+    # thread_name: the OS name, as the program never imported threading
     for label, value in (("pid", str(demo)), ("thread", str(demo)), ("comm", "python3.11"),
                          ("thread_name", "python3.11"), ("python_version", ver)):
         assert re.search(r"^\s*%s:\s+%s$" % (label, re.escape(value)), traces, re.M), (

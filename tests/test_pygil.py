@@ -15,7 +15,7 @@ from profiling import start_tool, finish, parse_folded, frame_name, read_json
 from test_pyprofile import host_interp
 
 WORKLOAD = os.path.join(WORKLOADS, "gil_contention.py")
-ROW = re.compile(r"^\s*(\d+) (.{16}) +([\d.]+) +([\d.]+) +([\d.]+)% +(\d+) +(\d+) +([\d.]+)%$")
+ROW = re.compile(r"^\s*(\d+) (.{16,}?) +([\d.]+) +([\d.]+) +([\d.]+)% +(\d+) +(\d+) +([\d.]+)%$")
 
 
 @pytest.fixture(scope="session")
@@ -266,7 +266,7 @@ CONTENDERS = ("import os, sys, threading, time\n"
               "os._exit(0)\n")
 SECTION = re.compile(r"^PID (\d+) \(.*?\), Python [\w.+]+: (.*)$", re.M)
 ALL_THREADS = re.compile(r"^ +all threads +([\d.]+) +([\d.]+) +(\S+) +(\d+)", re.M)
-ANY_ROW = re.compile(r"^ *(\d+) .{16} +([\d.]+|-) +([\d.]+) +([\d.]+%|-) +(\d+) +(\d+) +"
+ANY_ROW = re.compile(r"^ *(\d+) .{16,}? +([\d.]+|-) +([\d.]+) +([\d.]+%|-) +(\d+) +(\d+) +"
                      r"([\d.]+%|-)$", re.M)
 
 

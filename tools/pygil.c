@@ -272,6 +272,7 @@ static void init_monitor(struct tick_state *ts, const struct options *o,
 	gil_monitor_init(&ts->mon, "pygil", tool_table(s, "gils"), tool_table(s, "threads"),
 			 tool_table(s, "waits"), tool_table(s, "hists"));
 	ts->mon.only_tid = o->cli.tid;
+	ts->mon.names = &s->col.threads;
 	ts->mon.counts_fd = tool_table(s, "counts");
 	ts->mon.top = o->all ? 0 : GIL_TOP_PROCESSES;
 	ts->mon.hide_idle = !o->all && !tool_target_count(s); /* -p/-t: the targets are shown */

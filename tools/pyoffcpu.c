@@ -356,8 +356,8 @@ static int write_report(const struct options *o, struct tool_session *s,
 		report_print_top(rep, (size_t)(o->top < 0 ? 20 : o->top), "less time",
 				 report_format_us, o->cli.out);
 		if (!o->no_reasons) {
-			wait_reasons_print_threads(why, tool_table(s, "counts"), o->cli.tid, "us",
-						   o->cli.out);
+			wait_reasons_print_threads(why, tool_table(s, "counts"), o->cli.tid,
+						   &s->col.threads, &s->reg, "us", o->cli.out);
 			fprintf(o->cli.out, "\n");
 		}
 		report_print_summary(rep, "us", NULL, o->top ? SUMMARY_PROCS : 0, o->cli.out);

@@ -13,6 +13,7 @@
 #include "cpython/threads.h"
 #include "sys/text_escape.h"
 #include "sys/plural.h"
+#include "bpf/thread_names.h"
 
 #define THREADS_EVERY_NS (100ull * 1000 * 1000)
 #define GILS_EVERY_NS (1000ull * 1000 * 1000)
@@ -316,7 +317,8 @@ static int slot_of_interp(struct gil_monitor *m, pid_t pid, uint64_t interp)
 	return 0;
 }
 
-static void refresh_threads(struct gil_monitor *m, struct py_target *t, uint64_t now)
+static void refresh_threads(struct gil_monitor *m, struct py_registry *reg, struct py_target *t,
+			    uint64_t now)
 {
 	struct py_thread *v = calloc(PY_MAX_THREADS, sizeof(*v));
 	int n;
@@ -326,6 +328,7 @@ static void refresh_threads(struct gil_monitor *m, struct py_target *t, uint64_t
 	n = py_threads_read(&t->proc, v, PY_MAX_THREADS);
 	for (int i = 0; i < n; i++) {
 		struct gil_thread_info *ti;
+		const char *pyname;
 		int k;
 
 		if (!v[i].host_tid || (m->only_tid && v[i].host_tid != m->only_tid))
@@ -352,6 +355,9 @@ static void refresh_threads(struct gil_monitor *m, struct py_target *t, uint64_t
 			ti->tstates[k] = v[i].tstate;
 		ti->last_ns = now;
 		proc_comm(t->pid, v[i].host_tid, ti->comm, sizeof(ti->comm));
+		pyname = m->names ? thread_names_get(m->names, reg, t->pid, v[i].host_tid) : NULL;
+		if (pyname)
+			snprintf(ti->name, sizeof(ti->name), "%s", pyname);
 	}
 	free(v);
 }
@@ -413,7 +419,7 @@ void gil_monitor_tick(struct gil_monitor *m, struct py_registry *reg)
 			continue;
 		recheck_gils(m, t, p, now);
 		if (list_threads)
-			refresh_threads(m, t, now);
+			refresh_threads(m, reg, t, now);
 		for (size_t k = 0; k < m->nprocs; k++)
 			if (m->procs[k].pid == t->pid && m->procs[k].slot >= 0 &&
 			    !m->procs[k].gone && m->procs[k].gil)
@@ -595,6 +601,18 @@ static uint64_t proc_window(const struct gil_proc_info *p, bool since_last, uint
 	return to > from ? to - from : 0;
 }
 
+/* The THREAD column: the thread's Python name, else its OS name, escaped;
+ * a longer one is cut and ends in "..." so the table keeps its columns. */
+#define THREAD_LABEL_MAX 40
+
+static size_t thread_label(const struct gil_thread_info *t, char *buf, size_t len)
+{
+	/* buf has len > 3 bytes (THREAD_LABEL_MAX + 1) */
+	if (text_escape(buf, len - 3, t->name[0] ? t->name : t->comm, NULL) >= len - 3)
+		strcat(buf, "...");
+	return strlen(buf);
+}
+
 static void print_proc(struct gil_monitor *m, struct gil_proc_info *p, FILE *out,
 		       bool since_last, uint64_t now)
 {
@@ -603,8 +621,8 @@ static void print_proc(struct gil_monitor *m, struct gil_proc_info *p, FILE *out
 	uint64_t samples = p->samples - (since_last ? p->prev_samples : 0);
 	uint64_t all_wait = 0, all_wall = 0, all_episodes = 0, shared_wait = 0, shared_wall = 0;
 	bool long_enough = window >= GIL_MIN_WINDOW_NS, marked = false;
-	char wait_pct[16], hold_pct[16], wall[16];
-
+	char wait_pct[16], hold_pct[16], wall[16], label[THREAD_LABEL_MAX + 1];
+	int width = 16;
 	const struct gil_proc_info *main_gil = p->slot == 0 ? p : find_proc(m, p->pid);
 	char which[64] = "";
 
@@ -621,8 +639,17 @@ static void print_proc(struct gil_monitor *m, struct gil_proc_info *p, FILE *out
 			plural(switches, "switch", "switches"), (double)window / 1e9);
 	fprintf(out, ", switch interval %llu us%s\n\n", (unsigned long long)p->interval_us,
 		p->gone ? (p->slot < 0 || p->number ? ", ended" : ", exited") : "");
-	fprintf(out, "%8s %-16s %8s %10s %6s %7s %12s %6s\n", "TID", "COMM", "WALL(s)", "WAIT(ms)",
-		"WAIT%", "WAITS", "AVG_WAIT(us)", "HOLD%");
+	for (size_t i = 0; i < m->nthreads; i++) {
+		size_t n;
+
+		if (m->threads[i].pid != p->pid || m->threads[i].slot != p->slot)
+			continue;
+		n = thread_label(&m->threads[i], label, sizeof(label));
+		if (n > (size_t)width)
+			width = (int)n;
+	}
+	fprintf(out, "%8s %-*s %8s %10s %6s %7s %12s %6s\n", "TID", width, "THREAD", "WALL(s)",
+		"WAIT(ms)", "WAIT%", "WAITS", "AVG_WAIT(us)", "HOLD%");
 	for (size_t i = 0; i < m->nthreads; i++) {
 		struct gil_thread_info *t = &m->threads[i];
 		struct thread_window w;
@@ -639,8 +666,9 @@ static void print_proc(struct gil_monitor *m, struct gil_proc_info *p, FILE *out
 		else
 			snprintf(wall, sizeof(wall), "-");
 		marked |= !shares || !long_enough;
-		fprintf(out, "%8d %-16s %8s %10.1f %6s %7llu %12.0f %6s\n", (int)t->tid, TEXT_ESC(t->comm), wall,
-			(double)w.wait_us / 1e3, wait_pct, (unsigned long long)w.episodes,
+		thread_label(t, label, sizeof(label));
+		fprintf(out, "%8d %-*s %8s %10.1f %6s %7llu %12.0f %6s\n", (int)t->tid, width, label,
+			wall, (double)w.wait_us / 1e3, wait_pct, (unsigned long long)w.episodes,
 			w.episodes ? (double)w.wait_us / (double)w.episodes : 0.0, hold_pct);
 		all_wait += w.wait_us;
 		all_episodes += w.episodes;
@@ -652,7 +680,7 @@ static void print_proc(struct gil_monitor *m, struct gil_proc_info *p, FILE *out
 	}
 	share(wait_pct, sizeof(wait_pct), shared_wait * 1000, shared_wall,
 	      shared_wall >= GIL_MIN_WINDOW_NS);
-	fprintf(out, "%8s %-16s %8.2f %10.1f %6s %7llu %12.0f\n", "", "all threads",
+	fprintf(out, "%8s %-*s %8.2f %10.1f %6s %7llu %12.0f\n", "", width, "all threads",
 		(double)all_wall / 1e9, (double)all_wait / 1e3, wait_pct,
 		(unsigned long long)all_episodes,
 		all_episodes ? (double)all_wait / (double)all_episodes : 0.0);

@@ -19,11 +19,14 @@
 #include "abi/py_abi.h"
 #include "bpf/registry.h"
 
+struct thread_names;
+
 #define GIL_THREAD_TSTATES 4
 
 struct gil_thread_info {
 	pid_t pid, tid;
 	char comm[16];
+	char name[128]; /* its Python (threading) name; "": none read, comm names it */
 	uint64_t tstates[GIL_THREAD_TSTATES]; /* one per interpreter it has been in */
 	int slot;                          /* its GIL's (see gil_proc_info) */
 	bool waited;                       /* slot is that of its latest wait */
@@ -74,6 +77,9 @@ struct gil_monitor {
 	size_t top; /* processes shown, the most waiting first; 0: all */
 	bool hide_idle; /* leave processes that did not wait to the summary line */
 	pid_t only_tid;
+	/* where the threads' Python names are kept (the session's, shared
+	 * with its stacks); NULL: threads go by their OS names */
+	struct thread_names *names;
 	struct gil_proc_info *procs; /* GILs, several per process where interpreters have their own */
 	size_t nprocs, cap_procs;
 	struct gil_thread_info *threads;

@@ -22,6 +22,7 @@ void stack_collector_free(struct stack_collector *c)
 {
 	free(c->keep_py);
 	free(c->keep_ids);
+	thread_names_free(&c->threads);
 	free(c->seen);
 	string_table_free(&c->task_roots);
 	if (c->ksyms)
@@ -459,7 +460,7 @@ static int read_stack(int fd, int32_t id, uint64_t *ips)
  * asyncio task the row is rooted in, or NULL */
 static int add_row(struct report *out, const struct pyb_count_key *k, struct frame_list *user,
 		   const char *user_marker, struct frame_list *kernel, const char *const leaves[2],
-		   const char *task, uint64_t value)
+		   const char *task, const char *thread_name, uint64_t value)
 {
 	int n = 0, rc, nuser = user->n;
 	uint32_t *v = malloc((size_t)(user->n + kernel->n + 3) * sizeof(*v));
@@ -493,6 +494,8 @@ static int add_row(struct report *out, const struct pyb_count_key *k, struct fra
 			    value);
 	if (rc == 0 && task)
 		rc = report_row_set_task(&out->rows[out->n - 1], task);
+	if (rc == 0 && thread_name)
+		rc = report_row_set_thread_name(&out->rows[out->n - 1], thread_name);
 	free(v);
 	return rc;
 }
@@ -755,7 +758,9 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 		add_row(out, &key, &user,
 			key.flags & PYB_COUNT_GC ? GC_MARKER
 			: key.kind == PYB_KIND_BLOCKED || runnable ? f->offcpu_marker : NULL, &kernel,
-			leaves, label, value);
+			leaves, label,
+			thread_names_get(&c->threads, reg, (pid_t)key.pid, (pid_t)key.tid),
+			value);
 		if (!report_find_proc(out, (pid_t)key.pid) &&
 		    report_set_proc(out, (pid_t)key.pid, t ? t->proc.comm : NULL,
 				    t ? t->proc.version_str : NULL) == 0 && t)

@@ -16,6 +16,7 @@
 
 #include "bpf/async_tasks.h"
 #include "bpf/registry.h"
+#include "bpf/thread_names.h"
 #include "report/rows.h"
 #include "report/string_table.h"
 
@@ -38,6 +39,8 @@ struct stack_collector {
 	struct string_table task_roots;
 	/* periodic output: the Python stacks and stack ids the counts of the
 	 * last collect used; the others may be pruned (stack_collector_prune) */
+	/* the Python names of the threads rows are for */
+	struct thread_names threads;
 	uint64_t *keep_py;
 	size_t nkeep_py, cap_keep_py;
 	uint32_t *keep_ids;

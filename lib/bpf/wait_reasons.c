@@ -10,6 +10,7 @@
 
 #include "abi/wait_abi.h"
 #include "cpython/gil_locate.h"
+#include "bpf/thread_names.h"
 #include "sys/text_escape.h"
 #include "sys/grow.h"
 
@@ -291,6 +292,7 @@ static int by_thread_then_value(const void *a, const void *b, void *ctx)
 }
 
 int wait_reasons_print_threads(struct wait_reasons *w, int counts_fd, pid_t only_tid,
+			       struct thread_names *names, struct py_registry *reg,
 			       const char *unit, FILE *out)
 {
 	struct pyb_count_key key, next;
@@ -319,11 +321,14 @@ int wait_reasons_print_threads(struct wait_reasons *w, int counts_fd, pid_t only
 	for (size_t i = 0; i < t.n; i++) {
 		const struct thread_reason *e = &t.v[i];
 		uint64_t total = thread_total(&t, e->pid, e->tid);
-		const char *name = name_of(w, e->reason, e->detail);
+		const char *name = name_of(w, e->reason, e->detail), *pyname;
 
-		if (!i || e->tid != t.v[i - 1].tid || e->pid != t.v[i - 1].pid)
-			fprintf(out, "  TID %d (%s, PID %d): %llu %s\n", (int)e->tid, TEXT_ESC(e->comm),
-				(int)e->pid, (unsigned long long)total, unit);
+		if (!i || e->tid != t.v[i - 1].tid || e->pid != t.v[i - 1].pid) {
+			pyname = thread_names_get(names, reg, e->pid, e->tid);
+			fprintf(out, "  TID %d (%s, PID %d): %llu %s\n", (int)e->tid,
+				TEXT_ESC(pyname ? pyname : e->comm), (int)e->pid,
+				(unsigned long long)total, unit);
+		}
 		/* the leaf frame's name without its brackets */
 		fprintf(out, "    %12llu %5.1f%%  %.*s\n", (unsigned long long)e->value,
 			total ? 100.0 * (double)e->value / (double)total : 0.0,

@@ -50,9 +50,11 @@ const char *wait_reasons_leaf(void *w, const struct pyb_count_key *k);
 /*
  * Per thread: the off-CPU time in the counts map by reason, largest first,
  * with its share of the thread's (runnable time included). only_tid: one
- * thread (0: all).
+ * thread (0: all). Threads go by their Python names (names, read from the
+ * processes of reg), else by their OS names.
  */
 int wait_reasons_print_threads(struct wait_reasons *w, int counts_fd, pid_t only_tid,
+			       struct thread_names *names, struct py_registry *reg,
 			       const char *unit, FILE *out);
 
 void wait_reasons_free(struct wait_reasons *w);

@@ -300,7 +300,7 @@ static int add_samples(struct pprof_build *b, const struct report *rep, bool cpu
 			snprintf(num, sizeof(num), "%d", (int)r->tid);
 			set_label(b, &lab[nl++], "thread", num);
 		}
-		set_label(b, &lab[nl++], "thread_name", r->comm);
+		set_label(b, &lab[nl++], "thread_name", report_row_thread_name(r));
 		if (p && p->comm[0])
 			set_label(b, &lab[nl++], "comm", p->comm);
 		if (p && p->python_version[0])

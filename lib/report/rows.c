@@ -26,6 +26,7 @@ void report_free(struct report *rep)
 	for (size_t i = 0; i < rep->n; i++) {
 		free(rep->rows[i].frames);
 		free(rep->rows[i].task);
+		free(rep->rows[i].thread_name);
 	}
 	for (size_t i = 0; i < rep->nframes; i++)
 		frame_free(&rep->frames[i]);
@@ -49,6 +50,7 @@ void report_drop_zero_rows(struct report *rep)
 		}
 		free(rep->rows[i].frames);
 		free(rep->rows[i].task);
+		free(rep->rows[i].thread_name);
 	}
 	rep->n = kept;
 }
@@ -206,6 +208,7 @@ int report_add_row(struct report *rep, pid_t pid, pid_t tid, const char *comm,
 	row->nkernel = nkernel;
 	row->value = value;
 	row->task = NULL;
+	row->thread_name = NULL;
 	return 0;
 }
 
@@ -214,6 +217,18 @@ int report_row_set_task(struct report_row *row, const char *task)
 	free(row->task);
 	row->task = task ? strdup(task) : NULL;
 	return task && !row->task ? -1 : 0;
+}
+
+int report_row_set_thread_name(struct report_row *row, const char *name)
+{
+	free(row->thread_name);
+	row->thread_name = name ? strdup(name) : NULL;
+	return name && !row->thread_name ? -1 : 0;
+}
+
+const char *report_row_thread_name(const struct report_row *row)
+{
+	return row->thread_name ? row->thread_name : row->comm;
 }
 
 const struct report_proc *report_find_proc(const struct report *rep, pid_t pid)
@@ -270,6 +285,9 @@ static int row_cmp(const void *a, const void *b)
 	c = strcmp(x->comm, y->comm);
 	if (c)
 		return c;
+	c = strcmp(report_row_thread_name(x), report_row_thread_name(y));
+	if (c)
+		return c;
 	if (x->nframes != y->nframes)
 		return x->nframes < y->nframes ? -1 : 1;
 	if (x->nkernel != y->nkernel)
@@ -294,6 +312,7 @@ void report_merge_rows(struct report *rep)
 			rep->rows[out - 1].value += rep->rows[i].value;
 			free(rep->rows[i].frames);
 			free(rep->rows[i].task);
+			free(rep->rows[i].thread_name);
 			continue;
 		}
 		rep->rows[out++] = rep->rows[i];

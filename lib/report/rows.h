@@ -65,6 +65,9 @@ struct report_row {
 	pid_t pid;
 	pid_t tid;          /* the thread; 0 when not known */
 	char comm[16];      /* the thread's name, as the kernel had it */
+	/* the thread's Python name (threading.Thread.name) as the target has
+	 * it, unescaped; NULL: not known (comm names the thread) */
+	char *thread_name;
 	uint32_t *frames;   /* indices into report.frames, root first */
 	int nframes;        /* nuser + nkernel + leaf markers after the kernel frames */
 	int nuser;          /* frames before the kernel ones (Python, native, markers) */
@@ -125,9 +128,14 @@ long report_intern_frame(struct report *rep, const struct report_frame *f);
 /* Shorthands for report_intern_frame. */
 long report_intern_marker(struct report *rep, const char *text);
 
-/* Adds a row with a copy of the nframes frame indices. Returns 0 or -1. */
 /* Labels a row (pprof's task) with a copy of task; -1 out of memory. */
 int report_row_set_task(struct report_row *row, const char *task);
+/* Gives a row its thread's Python name (a copy; NULL: none); -1 out of memory. */
+int report_row_set_thread_name(struct report_row *row, const char *name);
+/* The name a row's thread goes by: its Python name, else its comm. */
+const char *report_row_thread_name(const struct report_row *row);
+
+/* Adds a row with a copy of the nframes frame indices. Returns 0 or -1. */
 
 int report_add_row(struct report *rep, pid_t pid, pid_t tid, const char *comm,
 		   const uint32_t *frames, int nframes, int nuser, int nkernel, uint64_t value);

@@ -38,7 +38,7 @@ int report_view_threads(struct report *rep)
 		struct report_row *row = &rep->rows[r];
 		const struct report_proc *p = report_find_proc(rep, row->pid);
 		uint32_t *v = malloc((size_t)(row->nframes + 2) * sizeof(*v));
-		char label[64];
+		char label[192];
 		long proc, thread;
 
 		if (!v)
@@ -47,7 +47,7 @@ int report_view_threads(struct report *rep)
 			 p && p->comm[0] ? p->comm : "?");
 		proc = report_intern_marker(rep, label);
 		snprintf(label, sizeof(label), "[TID %d %s]", (int)row->tid,
-			 row->comm[0] ? row->comm : "?");
+			 report_row_thread_name(row)[0] ? report_row_thread_name(row) : "?");
 		thread = report_intern_marker(rep, label);
 		if (proc < 0 || thread < 0) {
 			free(v);

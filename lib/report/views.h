@@ -20,7 +20,8 @@ int report_view_functions(struct report *rep);
 /*
  * Two frames at the root of every row: the process, "[PID 1234 python3]"
  * (its name from report_set_proc, else "?"), then the thread, "[TID 1240
- * worker]" (the row's thread name). Returns 0 or -1 (out of memory).
+ * worker]" (report_row_thread_name: its Python name, else its comm).
+ * Returns 0 or -1 (out of memory).
  */
 int report_view_threads(struct report *rep);
 

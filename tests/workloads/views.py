@@ -1,6 +1,6 @@
 """A command for pyprofile's views (launched: pyprofile ... -- python views.py OUT).
 
-Two threads, named alpha and beta (their kernel thread names), each runs
+Two threads, named alpha and beta (their kernel and Python names), each runs
 its own function: alpha_work burns CPU on two lines in turn, beta_work
 alternates CPU bursts (burn) with sleeps (nap). The main thread waits for
 both. OUT (JSON) gets each thread's native id, alpha_work's def line and
@@ -72,7 +72,9 @@ def main():
     truth["alpha_def"] = lines
     truth["alpha_hot"] = [i + 1 for i, line in enumerate(src) if "# hot line" in line
                           and not line.lstrip().startswith("#") and "if" not in line]
-    threads = [threading.Thread(target=alpha), threading.Thread(target=beta)]
+    # the same Python names: the tools name threads by them (--threads)
+    threads = [threading.Thread(target=alpha, name="alpha"),
+               threading.Thread(target=beta, name="beta")]
     for t in threads:
         t.start()
     for t in threads:
