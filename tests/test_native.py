@@ -5,7 +5,6 @@ against what the workload does and against perf's DWARF unwinder."""
 import os
 import re
 import shutil
-import signal
 import subprocess
 import time
 
@@ -13,7 +12,8 @@ import pytest
 
 from conftest import WORKLOADS, tool_path
 import interpreters
-from profiling import cpu_seconds, finish, frame_name, parse_folded, run_on_cue, start_tool
+from profiling import (cpu_seconds, finish, frame_name, parse_folded, run_on_cue, run_until,
+                       start_tool, wall_seconds)
 
 WORKLOAD = os.path.join(WORKLOADS, "native_work.py")
 PY_FRAME = re.compile(r".* \(.*:(\d+|\?)\)$")
@@ -54,39 +54,25 @@ def enough_walks(pid, hz):
 MAX_RUN = 120  # s: a run that cannot get its CPU time by then fails on its counts
 
 
-def profile(interp, tool, args, seconds, workload=None, min_cpu=None):
+def profile(interp, tool, args, seconds, workload=None, waits=False):
     """Runs a workload (its argv, the script placed first; native_work.py
-    if none) and the tool on it with -v; (rows, stderr, pid). The tool runs
-    at least SECONDS and until the workload has had MIN_CPU seconds of CPU
-    time (by default 75% of SECONDS, what its busy thread gets on an idle
-    machine; 0 for a run of waits), then is stopped as Ctrl-C would: a
-    loaded machine's run lasts longer and counts as much as an idle one's.
-    The CPU time the workload had meanwhile goes to CPU_GOT."""
-    if min_cpu is None:
-        min_cpu = 0.75 * seconds
+    if none) and the tool on it (run_until); (rows, stderr, pid). A
+    sampling run lasts until the workload has had 75% of SECONDS of CPU
+    time (what its busy thread gets in SECONDS on an idle machine), so a
+    loaded machine's run counts as much as an idle one's; a run of WAITS
+    lasts SECONDS. The CPU time the workload had meanwhile goes to
+    CPU_GOT."""
     proc = interp.spawn(workload or [interp.place(WORKLOAD), "120"])
     try:
         time.sleep(1.5)  # past the imports
-        # -f prints no header: -v's start-up line comes as sampling starts
-        name = os.path.basename(tool)
-        tool = start_tool(tool, ["-v", "-f", "-p", str(proc.pid)] + args,
-                          timeout=180, header_on="stderr", header=(name + ": start-up ",))
-        cpu0, t0 = cpu_seconds(proc.pid), time.monotonic()
-        while proc.alive():
-            elapsed, got = time.monotonic() - t0, cpu_seconds(proc.pid) - cpu0
-            if (elapsed >= seconds and got >= min_cpu) or elapsed >= MAX_RUN:
-                break
-            time.sleep(0.1)
-        # one thread burns CPU: at most one CPU-second a second
-        pid = proc.pid
-        CPU_GOT[pid] = min(cpu_seconds(pid) - cpu0, time.monotonic() - t0)
-        tool.send_signal(signal.SIGINT)
-        rc, out, err = finish(tool, timeout=180)
+        clock, amount = (wall_seconds, seconds) if waits else (cpu_seconds, 0.75 * seconds)
+        out, err, got = run_until(tool, ["-f", "-p", str(proc.pid)] + args, proc.pid, clock,
+                                  amount, MAX_RUN)
+        if not waits:
+            CPU_GOT[proc.pid] = got
     finally:
         proc.kill()
-    err = tool.before_header + err
-    assert rc == 0, err
-    return parse_folded(out), err, pid
+    return parse_folded(out), err, proc.pid
 
 
 def below(frames, name):
@@ -381,7 +367,7 @@ def test_blocked_thread_ends_in_libc(interp, pyoffcpu):
     call time.sleep makes (clock_nanosleep from 3.11 on, select before),
     and what follows it is libc's own (newer glibcs make the system call
     in an internal cancellation helper)."""
-    rows, err, _ = profile(interp, pyoffcpu, ["-U"], 2, min_cpu=0)
+    rows, err, _ = profile(interp, pyoffcpu, ["-U"], 2, waits=True)
     want = "clock_nanosleep" if interp.version >= (3, 11) else "select"
     # the time it slept (not the GIL waits after each sleep, nor a
     # sleep begun before tracing, which has no stack)
