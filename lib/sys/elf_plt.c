@@ -158,6 +158,15 @@ static int add_stubs(struct elf_plt *t, size_t most, struct elf_image *img, size
 	return 0;
 }
 
+/* c (not yet kept) overlaps a code section kept before it. */
+static bool overlaps_kept(const struct elf_plt *t, const struct elf_code_section *c)
+{
+	for (size_t i = 0; i < t->ncode; i++)
+		if (c->start < t->code[i].end && t->code[i].start < c->end)
+			return true;
+	return false;
+}
+
 int elf_plt_load(struct elf_plt *t, struct elf_image *img)
 {
 	size_t nslots = 0, names_len = 0, cap = 0, most = 0;
@@ -175,6 +184,10 @@ int elf_plt_load(struct elf_plt *t, struct elf_image *img)
 			continue;
 		c->start = sh->sh_addr;
 		c->end = sh->sh_addr + sh->sh_size;
+		/* a valid image's code sections do not overlap; a hostile one's
+		 * would give an address two answers: the first one kept wins */
+		if (overlaps_kept(t, c))
+			continue;
 		c->plt = section_named(img, sh, ".plt") || section_named(img, sh, ".plt.got") ||
 			 section_named(img, sh, ".plt.sec");
 		if (c->plt && sh->sh_type == SHT_PROGBITS)
@@ -195,9 +208,14 @@ int elf_plt_load(struct elf_plt *t, struct elf_image *img)
 	for (size_t k = 1; k < elf_image_section_count(img); k++) {
 		const Elf64_Shdr *sh = elf_image_section_header(img, k);
 
+		const struct elf_code_section *c = elf_plt_code_section(t, sh->sh_addr);
+
 		if (sh->sh_type != SHT_PROGBITS || !(sh->sh_flags & SHF_EXECINSTR) ||
 		    !(section_named(img, sh, ".plt") || section_named(img, sh, ".plt.got") ||
 		      section_named(img, sh, ".plt.sec")))
+			continue;
+		/* only a section kept above (not one left out for overlapping) */
+		if (!c || !c->plt || c->start != sh->sh_addr || c->end != sh->sh_addr + sh->sh_size)
 			continue;
 		if (add_stubs(t, most, img, k, slots, nslots, &names, &names_len, &cap) < 0) {
 			rc = -1;
