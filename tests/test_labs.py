@@ -364,8 +364,9 @@ def test_lab6_wall_clock(lab_interp, tmp_path):
     for s, reason in STEP_REASONS.items():
         waited = sum(reasons[s].values()) - reasons[s].get("[runnable: waiting for a CPU]", 0) - \
             reasons[s].get("[GIL wait]", 0)
-        assert waited > 0 and reasons[s].get(reason, 0) >= 0.8 * waited, (
-            s, reasons[s], spent[s])
+        # (a run whose stores all came between the backup's holds waited
+        # for nothing: its truth and its share say so above)
+        assert reasons[s].get(reason, 0) >= 0.8 * waited, (s, reasons[s], spent[s])
 
 
 @pytest.mark.parametrize("lab_interp", lab_params())
