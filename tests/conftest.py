@@ -72,5 +72,15 @@ def pyprofile():
 
 
 @pytest.fixture(scope="session")
+def pyoffcpu():
+    return _built("pyoffcpu")
+
+
+@pytest.fixture(scope="session")
+def pygil():
+    return _built("pygil")
+
+
+@pytest.fixture(scope="session")
 def workloads():
     return WORKLOADS

@@ -264,15 +264,6 @@ ROOTS = {
 }
 
 
-@pytest.fixture(scope="module")
-def pyprofile():
-    from conftest import tool_path
-    path = tool_path("pyprofile")
-    if not os.access(path, os.X_OK):
-        pytest.fail("%s not built" % path)
-    return path
-
-
 # pyprofile --async samples at 398 Hz until the workload has had 2 s of CPU
 # time (about 800 samples, as 4 s at 199 Hz gave on an idle machine),
 # however many other runs share the CPUs; 60 s at most
@@ -412,14 +403,6 @@ def test_pprof_samples_carry_their_task(interp, async_runs, tmp_path):
 
 
 # ----------------------------------------------------------------- pyoffcpu --async
-
-@pytest.fixture(scope="module")
-def pyoffcpu():
-    from conftest import tool_path
-    path = tool_path("pyoffcpu")
-    if not os.access(path, os.X_OK):
-        pytest.fail("%s not built" % path)
-    return path
 
 
 def offcpu_tasks(interp, pyoffcpu, tmp_path):

@@ -12,17 +12,12 @@ import uuid
 
 import pytest
 
-from conftest import WORKLOADS, tool_path
+from conftest import WORKLOADS
 from profiling import frame_name, parse_folded, run_on_cue
 
 SOURCE = os.path.join(WORKLOADS, "swap_library.c")
 WORKLOAD = os.path.join(WORKLOADS, "swap_library.py")
 MARKER = "[mapping changed]"
-
-
-@pytest.fixture(scope="session")
-def pyprofile():
-    return tool_path("pyprofile")
 
 
 def build(interp, tmp_path, prefix, frame=16):

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import WORKLOADS, tool_path
+from conftest import WORKLOADS
 import interpreters
 from profiling import (cpu_seconds, finish, frame_name, parse_folded, run_on_cue, run_until,
                        start_tool, wall_seconds)
@@ -21,16 +21,6 @@ PY_FRAME = re.compile(r".* \(.*:(\d+|\?)\)$")
 
 def is_python(frame):
     return bool(PY_FRAME.match(frame))
-
-
-@pytest.fixture(scope="session")
-def pyprofile():
-    return tool_path("pyprofile")
-
-
-@pytest.fixture(scope="session")
-def pyoffcpu():
-    return tool_path("pyoffcpu")
 
 
 def walks_ended_early(err, pid):

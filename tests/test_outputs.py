@@ -16,21 +16,13 @@ import zlib
 
 import pytest
 
-from conftest import tool_path, REPO, WORKLOADS
+from conftest import REPO, WORKLOADS
 import interpreters
 
 DEMO = os.path.join(REPO, "examples", "demo", "demo_workload.py")
 SPEEDSCOPE_NPM = "speedscope@1.25.0"
 CACHE = os.environ.get("PYBPF_CACHE", "/var/cache/pybpf-tools")
 SVG_NS = "{http://www.w3.org/2000/svg}"
-
-
-@pytest.fixture(scope="module")
-def pyprofile():
-    path = tool_path("pyprofile")
-    if not os.access(path, os.X_OK):
-        pytest.fail("%s not built" % path)
-    return path
 
 
 @pytest.fixture(scope="module")

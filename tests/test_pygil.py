@@ -7,23 +7,14 @@ import subprocess
 import tempfile
 import time
 
-import pytest
 
-from conftest import tool_path, WORKLOADS
+from conftest import WORKLOADS
 import interpreters
 from profiling import start_tool, finish, parse_folded, frame_name, read_json
 from test_pyprofile import host_interp
 
 WORKLOAD = os.path.join(WORKLOADS, "gil_contention.py")
 ROW = re.compile(r"^\s*(\d+) (.{16,}?) +([\d.]+) +([\d.]+) +([\d.]+)% +(\d+) +(\d+) +([\d.]+)%$")
-
-
-@pytest.fixture(scope="session")
-def pygil():
-    path = tool_path("pygil")
-    if not os.access(path, os.X_OK):
-        pytest.fail("%s not built" % path)
-    return path
 
 
 def host_tids(pid):

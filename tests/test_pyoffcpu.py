@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import tool_path, WORKLOADS
+from conftest import WORKLOADS
 import interpreters
 from profiling import (run_on_cue, start_tool, finish, parse_folded, frame_name, read_json, offcpu_times,
                        DURATION, duration_us)
@@ -20,14 +20,6 @@ from test_pyprofile import host_interp, go_pprof, pprof_cum_ms
 WORKLOAD = os.path.join(WORKLOADS, "offcpu_known.py")
 FUNCS = ("nap_in_sleep", "wait_on_pipe", "wait_in_select")
 TOLERANCE = 0.10  # relative, per function
-
-
-@pytest.fixture(scope="session")
-def pyoffcpu():
-    path = tool_path("pyoffcpu")
-    if not os.access(path, os.X_OK):
-        pytest.fail("%s not built" % path)
-    return path
 
 
 def run_known(interp, pyoffcpu, tmp_path, args, cycles=20, use_tid=False):

@@ -18,14 +18,6 @@ FUNCS = ("burn_main", "burn_side", "burn_ünïcode")
 TOLERANCE = 0.07  # absolute share, per function
 
 
-@pytest.fixture(scope="session")
-def pyprofile():
-    path = tool_path("pyprofile")
-    if not os.access(path, os.X_OK):
-        pytest.fail("%s not built" % path)
-    return path
-
-
 # Runs that profile a spinning workload for a few seconds take enough
 # samples to judge when the workload gets a CPU of its own. On a loaded
 # machine it gets less: a run whose workload had too little CPU time for the

@@ -11,7 +11,6 @@ import subprocess
 
 import pytest
 
-from conftest import tool_path
 import interpreters
 from profiling import parse_folded, frame_name
 
@@ -24,14 +23,6 @@ SPIN = ("import sys\n"
         "spin_for_cache_test()\n")
 COMPILED = "(compiled)"
 CACHED = "(compiled earlier, from the cache)"
-
-
-@pytest.fixture(scope="module")
-def pyprofile():
-    path = tool_path("pyprofile")
-    if not os.access(path, os.X_OK):
-        pytest.fail("%s not built" % path)
-    return path
 
 
 @pytest.fixture(scope="module")

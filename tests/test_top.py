@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import _params, tool_path, WORKLOADS
+from conftest import _params, WORKLOADS
 import interpreters
 from profiling import parse_folded, frame_name, read_json
 
@@ -24,14 +24,6 @@ NUMBERS = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+[\d.]+s\s+[\d.]+s  \S")
 ROW = re.compile(r"^\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)s\s+([\d.]+)s  (\S+) \(")
 ANY_ROW = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+[\d.]+s\s+[\d.]+s  (.+?)\s*$")
 UNNAMED_WORK = ("re_scan", "json_parse", "py_sum")
-
-
-@pytest.fixture(scope="session")
-def pyprofile():
-    path = tool_path("pyprofile")
-    if not os.access(path, os.X_OK):
-        pytest.fail("%s not built" % path)
-    return path
 
 
 @pytest.fixture

@@ -5,23 +5,14 @@ explained), --threads (process and thread at the root of each stack) and
 --function (one frame per function, at its def line)."""
 import os
 
-import pytest
 
-from conftest import tool_path, WORKLOADS
+from conftest import WORKLOADS
 from profiling import parse_folded, frame_name, read_json
 from test_launch import run
 
 HZ = 199
 WORKLOAD = os.path.join(WORKLOADS, "views.py")
 OFFCPU = "[off-CPU]"
-
-
-@pytest.fixture(scope="session")
-def pyprofile():
-    path = tool_path("pyprofile")
-    if not os.access(path, os.X_OK):
-        pytest.fail("%s not built" % path)
-    return path
 
 
 def profile(interp, pyprofile, tmp_path, args):

@@ -5,9 +5,8 @@ GIL carries the right reason as its leaf frame, and each function's
 off-CPU time matches the time it measured itself (wall - CPU time)."""
 import os
 
-import pytest
 
-from conftest import tool_path, WORKLOADS
+from conftest import WORKLOADS
 from profiling import run_on_cue, parse_folded, frame_name
 from test_pyprofile import host_interp
 
@@ -38,14 +37,6 @@ TOLERANCE = 0.10  # relative, off-CPU time per function
 MANY_SHORT_WAITS = {"fault_pages_in"}
 BELOW_OF_SHORT_WAITS = 0.20
 MIN_SHARE = 0.90  # of a function's blocked time that has its reason
-
-
-@pytest.fixture(scope="session")
-def pyoffcpu():
-    path = tool_path("pyoffcpu")
-    if not os.access(path, os.X_OK):
-        pytest.fail("%s not built" % path)
-    return path
 
 
 def run_workload(interp, pyoffcpu, tmp_path, args):

@@ -12,7 +12,7 @@ import tempfile
 
 import pytest
 
-from conftest import tool_path, WORKLOADS
+from conftest import WORKLOADS
 from profiling import (blocked_seconds, cpu_seconds, start_tool, finish, parse_folded,
                        frame_name, read_json, run_until, at_once, failed)
 
@@ -33,28 +33,6 @@ PROFILE = ["-F", str(HZ), "-f", "-U"]
 PROFILE_CPU = 2.0
 BLOCKED = 3.0
 RUN_CAP = 60
-
-
-def built(name):
-    path = tool_path(name)
-    if not os.access(path, os.X_OK):
-        pytest.fail("%s not built" % path)
-    return path
-
-
-@pytest.fixture(scope="session")
-def pyprofile():
-    return built("pyprofile")
-
-
-@pytest.fixture(scope="session")
-def pyoffcpu():
-    return built("pyoffcpu")
-
-
-@pytest.fixture(scope="session")
-def pygil():
-    return built("pygil")
 
 
 def python_frames(frames):
