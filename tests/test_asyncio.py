@@ -461,6 +461,17 @@ def test_pyoffcpu_async_blocking_tasks(async_runs):
 
 # ----------------------------------------------------------------- per-request tasks
 
+def intervals_not_placed(err, ended_at_wakeup=False):
+    """From pyoffcpu's summary: the intervals it could not place (the
+    kernel reported neither their return to a CPU nor their wake-up), and
+    with ENDED_AT_WAKEUP also those it ended at their wake-up (the runnable
+    time after it not seen)."""
+    lines = [r"(\d+) intervals? not counted \(preempted"]
+    if ended_at_wakeup:
+        lines.append(r"(\d+) blocked intervals? ended at (?:its|their) wake-up")
+    return sum(int(m.group(1)) for m in (re.search(x, err) for x in lines) if m)
+
+
 REQUESTS = 30
 REQUEST_SECONDS = {"cpu": 0.15, "block": 0.1}
 REQUEST_TOLERANCE = 0.10  # of each task's own time (pyoffcpu: timed, not sampled)
@@ -519,8 +530,7 @@ def check_sequential_tasks(async_runs, mode):
     # a task spends its time in one interval off CPU (block): where the kernel
     # reported neither its return to a CPU nor its wake-up, pyoffcpu cannot
     # place that interval and counts it apart, and the task may be missing
-    lost = re.search(r"(\d+) intervals? not counted \(preempted", err)
-    lost = int(lost.group(1)) if lost and mode == "block" else 0
+    lost = intervals_not_placed(err) if mode == "block" else 0
     missing = sorted(set(truth) - set(got))
     assert not set(got) - set(truth) and len(missing) <= lost, \
         "tasks reported: %s, missing %s (%d intervals not counted)\n%s" % (
@@ -592,12 +602,7 @@ def test_tasks_grouped_by_coroutine(interp, tool, mode, tmp_path):
     # pyoffcpu: an interval it could not place (counted apart), or whose
     # runnable time after its wake-up it could not see, misses at most one
     # request's time (what the request measured includes that wait)
-    lost = 0
-    if mode == "block":
-        for what in (r"(\d+) intervals? not counted \(preempted",
-                     r"(\d+) blocked intervals? ended at (?:its|their) wake-up"):
-            m = re.search(what, err)
-            lost += int(m.group(1)) if m else 0
+    lost = intervals_not_placed(err, ended_at_wakeup=True) if mode == "block" else 0
     scale = 1e6 if mode == "block" else total / sum(want.values())
     for h in handlers:
         expect = want[h] * scale
