@@ -52,27 +52,29 @@ static __always_inline bool run_over(u64 now)
 }
 
 /* Charges interval st: blocked (or runnable, for a preempted thread)
- * from its switch out until end, then runnable until run. */
+ * from its switch out until end, then runnable until run. st's key is
+ * counted where it is (the BPF stack is full): the interval is over, and
+ * its key is left as the runnable part's. */
 static __always_inline void charge(struct pyb_offcpu_start *st, u64 end, u64 run)
 {
-	struct pyb_count_key key = st->key;
+	struct pyb_count_key *key = &st->key;
 	u64 us = (end - st->ts) / 1000;
 
 	if (us < MIN_US || us > MAX_US) {
 		pyb_stat(PYB_STAT_FILTERED);
 		return;
 	}
-	pyb_count_add(&key, us);
-	if (key.kind == PYB_KIND_BLOCKED && !st->seeded) {
-		struct pyb_hist_key hk = { .pystack = key.pystack, .pid = key.pid };
+	pyb_count_add(key, us);
+	if (key->kind == PYB_KIND_BLOCKED && !st->seeded) {
+		struct pyb_hist_key hk = { .pystack = key->pystack, .pid = key->pid };
 
 		hk.slot = bpf_log2l(us);
 		hists.increment(hk);
 	}
 	if (run != end) {
-		key.kind = PYB_KIND_RUNNABLE;
-		key.detail = 0;
-		pyb_count_add(&key, (run - end) / 1000);
+		key->kind = PYB_KIND_RUNNABLE;
+		key->detail = 0;
+		pyb_count_add(key, (run - end) / 1000);
 	}
 }
 

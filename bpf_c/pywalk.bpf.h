@@ -23,11 +23,20 @@ BPF_ARRAY(layouts, struct pyb_layout, PYB_MAX_LAYOUTS);
  * every entry is checked before use. LRU: threads come and go. */
 BPF_TABLE("lru_hash", u32, u64, tstates, 65536);
 
+/* Code objects this CPU identified lately (pyb_code_ident_memo). */
+#define PYB_CODE_MEMO 256
+struct pyb_code_memo {
+	u64 code, fields, ident;
+};
+
 struct pyb_scratch {
 	struct pyb_stack stack;
+	struct pyb_code_memo memo[PYB_CODE_MEMO];
 	u64 frame[16]; /* one frame struct, read whole, as aligned words */
 	u64 code[PYB_CODE_SPAN_MAX / 8]; /* a code object's window, likewise */
 	u64 lines[4];  /* the head of a line table (bytes object) */
+	u64 str_meta[3]; /* a str's length, hash and state (pyb_str_ident) */
+	struct pyb_count_key key; /* pyprofile: the sample's */
 	u64 found_ts; /* pyb_find_tstate's match so far */
 	PYB_ASYNC_SCRATCH
 };
@@ -210,12 +219,13 @@ static __always_inline u64 pyb_find_tstate(struct pyb_proc *proc, struct pyb_lay
  * one read (with the hash between them, left out: it changes), then its
  * last 8 characters, kept only if it is ASCII and 8 or more long. Reads
  * that fail leave 0. */
-static __always_inline u64 pyb_str_ident(struct pyb_layout *L, u64 ptr)
+static __always_inline u64 pyb_str_ident(struct pyb_layout *L, struct pyb_scratch *s, u64 ptr)
 {
-	u64 meta[3] = {}, tail = 0;
+	u64 tail = 0;
 
-	bpf_probe_read_user(meta, sizeof(meta), (void *)(ptr + L->unicode_length));
-	u64 len = meta[0], state = meta[2];
+	/* in scratch memory, not on the BPF stack, which the walk fills */
+	bpf_probe_read_user(s->str_meta, sizeof(s->str_meta), (void *)(ptr + L->unicode_length));
+	u64 len = s->str_meta[0], state = s->str_meta[2];
 
 	bpf_probe_read_user(&tail, sizeof(tail), (void *)(ptr + L->unicode_ascii_size + len - 8));
 	u64 ascii = state >> (L->str_ascii_bit & 63);
@@ -247,19 +257,61 @@ static __always_inline u64 pyb_lines_ident(struct pyb_layout *L, struct pyb_scra
 	return PYB_STR_IDENT(ptr, len, head);
 }
 
-/* Reads the window of the code object at code (struct pyb_layout) and
- * returns its PYB_CODE_IDENT. */
-static __always_inline u64 pyb_code_ident(struct pyb_layout *L, struct pyb_scratch *s, u64 code)
+/*
+ * Reads the window of the code object at code (struct pyb_layout) and
+ * returns its PYB_CODE_IDENT.
+ *
+ * The identity takes five more reads (name, file name, line table), each
+ * of another object, as often as not on another page: most of what a
+ * sample costs on a cold cache. From 3.12 a code object carries
+ * co_version, a number the interpreter gives each new code object, so a
+ * code object found at the same address with the same version and the
+ * same fields is the same object, and this CPU's memo of it stands. Where
+ * there is no version (3.8-3.11: a code object made where a freed one was,
+ * with its strings where the freed one's were, differs only in what they
+ * say), or it is 0 (the interpreter's count ran out), the strings are read
+ * every time.
+ */
+/* What a memo entry is checked against: the window's fields (its version
+ * among them) and the process. */
+static __always_inline u64 pyb_memo_fields(struct pyb_layout *L, struct pyb_scratch *s, u32 pid)
+{
+	return (((s->code[CWORD(L->cw_name)] * 31 + s->code[CWORD(L->cw_file)]) ^
+		 s->code[CWORD(L->cw_lines)]) * 0x9e3779b97f4a7c15ULL +
+		(pyb_code_int(s, L->cw_firstline) << 32 | pyb_code_int(s, L->cw_units))) ^
+	       (pyb_code_int(s, L->cw_version) << 32 | pid);
+}
+
+static __always_inline struct pyb_code_memo *pyb_memo_entry(struct pyb_scratch *s, u64 code,
+							    u32 pid)
+{
+	return &s->memo[(u32)(((code ^ pid) * 0x9e3779b97f4a7c15ULL) >> 56) & (PYB_CODE_MEMO - 1)];
+}
+
+static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_scratch *s,
+					       u64 code, u32 pid)
 {
 	u32 span = L->cw_span & (PYB_CODE_SPAN_MAX - 1);
+	struct pyb_code_memo *m;
+	u64 ident;
 
 	bpf_probe_read_user(s->code, span, (void *)(code + L->cw_at));
-	u64 name = s->code[CWORD(L->cw_name)], file = s->code[CWORD(L->cw_file)];
-	u64 lines = s->code[CWORD(L->cw_lines)];
-
-	return PYB_CODE_IDENT(pyb_str_ident(L, name), pyb_str_ident(L, file),
-			      pyb_lines_ident(L, s, lines), pyb_code_int(s, L->cw_firstline),
-			      pyb_code_int(s, L->cw_units), pyb_code_int(s, L->cw_version));
+	m = pyb_memo_entry(s, code, pid);
+	if (pyb_code_int(s, L->cw_version) && m->code == code &&
+	    m->fields == pyb_memo_fields(L, s, pid))
+		return m->ident;
+	m->code = 0; /* not whole until its identity is in */
+	ident = PYB_CODE_IDENT(pyb_str_ident(L, s, s->code[CWORD(L->cw_name)]),
+			       pyb_str_ident(L, s, s->code[CWORD(L->cw_file)]),
+			       pyb_lines_ident(L, s, s->code[CWORD(L->cw_lines)]),
+			       pyb_code_int(s, L->cw_firstline), pyb_code_int(s, L->cw_units),
+			       pyb_code_int(s, L->cw_version));
+	/* found again rather than kept across the reads: the BPF stack is full */
+	m = pyb_memo_entry(s, code, pid);
+	m->fields = pyb_memo_fields(L, s, pid);
+	m->ident = ident;
+	m->code = code;
+	return ident;
 }
 
 /*
@@ -314,7 +366,7 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 
 		PYB_ASYNC_WALK_FRAME(s, idx, frame, owner, owner_gen);
 		frame = s->frame[w_prev];
-		u64 ident = pyb_code_ident(L, s, code);
+		u64 ident = pyb_code_ident_memo(L, s, code, pid);
 		/* incomplete (_PyFrame_IsIncomplete): not owned by a generator,
 		 * and its instruction before the first traceable one */
 		u64 other_owner = ((owner ^ owner_gen) | (0 - (owner ^ owner_gen))) >> 63;

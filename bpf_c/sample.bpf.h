@@ -39,7 +39,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 {
 	u64 id = bpf_get_current_pid_tgid();
 	u32 pid = id >> 32, tid = (u32)id;
-	struct pyb_count_key key = {};
+	struct pyb_count_key *key;
 	struct pyb_scratch *s;
 	struct pyb_layout *L;
 	struct pyb_proc *proc = pyb_target(pid, &L, &s);
@@ -49,16 +49,19 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 	pyb_stat(PYB_STAT_SAMPLES);
-	key.pid = pid;
-	key.tid = tid;
-	bpf_get_current_comm(&key.comm, sizeof(key.comm));
-	key.pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
-	if (key.pystack)
-		PYB_ASYNC_KEY(ctx, &key, L, s, pid);
+	/* in scratch memory: the walk needs the BPF stack */
+	key = &s->key;
+	__builtin_memset(key, 0, sizeof(*key));
+	key->pid = pid;
+	key->tid = tid;
+	bpf_get_current_comm(&key->comm, sizeof(key->comm));
+	key->pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
+	if (key->pystack)
+		PYB_ASYNC_KEY(ctx, key, L, s, pid);
 	if (pyb_collecting(proc, L, tid))
-		key.flags |= PYB_COUNT_GC; /* shown as a [gc] frame */
-	key.user_stack = -1;
-	key.kernel_stack = KERNEL_STACKS ? stack_traces.get_stackid(ctx, 0) : -1;
+		key->flags |= PYB_COUNT_GC; /* shown as a [gc] frame */
+	key->user_stack = -1;
+	key->kernel_stack = KERNEL_STACKS ? stack_traces.get_stackid(ctx, 0) : -1;
 	if (USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS)) {
 		/* the sample's registers if it interrupted user code */
 		struct pyb_native_scratch *ns =
@@ -67,11 +70,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
 				: pyb_native_begin_task(pid);
 
 		if (ns) {
-			ns->key = key;
+			ns->key = *key;
 			native_walk_sample_tail.call(ctx, 0);
 		}
 	}
 	/* no native stack wanted, or the chain is not loaded */
-	pyb_count_add(&key, 1);
+	pyb_count_add(key, 1);
 	return 0;
 }
