@@ -37,6 +37,7 @@
 /* pidfds kept open at most: the descriptor limit is shared with /proc reads */
 #define MAX_PIDFDS 256
 #define SEED_EVERY_NS (1000ull * 1000 * 1000)
+#define CHECK_EVERY_NS (1000ull * 1000 * 1000)
 /* A waiting target (no Python frame yet) is checked again after 20 ms,
  * then less and less often, up to 5 times a second: its first Python code
  * goes unsampled for at most that long (a check costs about 0.2 ms of CPU:
@@ -298,24 +299,17 @@ void registry_note_ended(struct py_registry *r, const struct py_process *p, cons
 			comm && comm[0] ? ")" : "", TEXT_ESC(p->err));
 }
 
-/* Number of OS threads of pid (field 20 of /proc/PID/stat), or 0. */
+/* Number of OS threads of pid, or 0: procfs gives /proc/PID/task two
+ * links and one more per thread (a stat, not a file to read and parse). */
 static long os_threads(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	long n = 0;
-	FILE *f;
+	char path[64];
+	struct stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (stat(path, &st) < 0 || st.st_nlink < 2)
 		return 0;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
-		/* after the comm: state, then fields 4..19, then num_threads */
-		if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-				  "%ld", &n) != 1)
-			n = 0;
-	fclose(f);
-	return n;
+	return (long)st.st_nlink - 2;
 }
 
 /*
@@ -552,7 +546,10 @@ void registry_tick(struct py_registry *r)
 		if ((t->state == TARGET_PENDING && now - t->last_try_ns >= PENDING_RETRY_NS) ||
 		    (t->state == TARGET_WAITING && now - t->last_try_ns >= t->retry_ns)) {
 			try_target(r, t);
-		} else if (t->state == TARGET_ACTIVE) {
+		} else if (t->state == TARGET_ACTIVE && now >= t->next_check_ns) {
+			/* once a second: every event wakes a turn, and a host-wide
+			 * run has hundreds of targets */
+			t->next_check_ns = now + CHECK_EVERY_NS;
 			if (t->pidfd < 0 && !proc_alive(t->pid)) {
 				mark_exited(r, t);
 				continue;

@@ -45,6 +45,7 @@ struct py_target {
 				   mapped: asked again after a while (0: not so) */
 	unsigned activations; /* times made active: a new program after an exec */
 	uint64_t last_seed_ns; /* thread states last handed to BPF (see registry_tick) */
+	uint64_t next_check_ns; /* registry_tick's checks of an active target are due */
 	int pidfd; /* readable once the process has exited; -1: none (then /proc is polled) */
 	bool starting; /* just exec'd or forked: its interpreter may not be mapped yet */
 	bool many_threads; /* more than BPF's search covers, at the last look */
