@@ -58,6 +58,7 @@ PYPROFILE = os.path.join(BUILD, "pyprofile")
 PY = "/usr/bin/python3.11"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PERIOD = 0.1  # the burn() duty cycle of the system workload
+EXTRA = []  # --extra: pyprofile's own arguments
 
 
 # --------------------------------------------------------------- worker side
@@ -269,6 +270,7 @@ def profile(hz, seconds, workload_pids, target_pid=None):
     cmd = [PYPROFILE, "-v", "-F", str(hz), "-f", "-o", folded]
     if target_pid:
         cmd += ["-p", str(target_pid)]
+    cmd += EXTRA
     cmd.append(str(seconds))
     res = {"cmd": " ".join(cmd)}
     out_lines, err_lines = [], []
@@ -467,6 +469,9 @@ def main():
     ap.add_argument("--load", type=float, default=1.0,
                     help="system run: CPUs the burn() threads use together (1.0)")
     ap.add_argument("--only", choices=("system", "big"))
+    ap.add_argument("--extra", action="append", default=[], metavar="ARG",
+                    help="an argument for pyprofile, before the duration (repeatable: "
+                         "--extra=--no-native)")
     ap.add_argument("--rt", action="store_true",
                     help="pyprofile at real-time priority (SCHED_FIFO 10): its own cost on a "
                          "machine busy with other work")
@@ -474,6 +479,7 @@ def main():
     args = smoke.apply(ap.parse_args(), seconds=1, procs=3, threads=3, big_threads=10)
     global RT
     RT = args.rt
+    EXTRA[:] = args.extra
     if os.geteuid() != 0:
         sys.exit("run as root")
     if not os.access(PYPROFILE, os.X_OK):
