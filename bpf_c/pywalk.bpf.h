@@ -27,11 +27,13 @@ BPF_TABLE("lru_hash", u32, u64, tstates, 65536);
 #define PYB_CODE_MEMO 256
 struct pyb_code_memo {
 	u64 code, fields, ident;
+	u64 walk; /* the walk (pyb_scratch.walks) that read its identity */
 };
 
 struct pyb_scratch {
 	struct pyb_stack stack;
 	struct pyb_code_memo memo[PYB_CODE_MEMO];
+	u64 walks; /* walks this CPU began */
 	u64 frame[16]; /* one frame struct, read whole, as aligned words */
 	u64 code[PYB_CODE_SPAN_MAX / 8]; /* a code object's window, likewise */
 	u64 lines[4];  /* the head of a line table (bytes object) */
@@ -263,14 +265,18 @@ static __always_inline u64 pyb_lines_ident(struct pyb_layout *L, struct pyb_scra
  *
  * The identity takes five more reads (name, file name, line table), each
  * of another object, as often as not on another page: most of what a
- * sample costs on a cold cache. From 3.12 a code object carries
- * co_version, a number the interpreter gives each new code object, so a
- * code object found at the same address with the same version and the
- * same fields is the same object, and this CPU's memo of it stands. Where
- * there is no version (3.8-3.11: a code object made where a freed one was,
- * with its strings where the freed one's were, differs only in what they
- * say), or it is 0 (the interpreter's count ran out), the strings are read
- * every time.
+ * sample costs on a cold cache. This CPU keeps a memo of the identities it
+ * read, which stands for a code object found at the same address with the
+ * same fields:
+ *  - within one walk, on every version: the thread is stopped while it is
+ *    walked, and each of its frames holds its code object (and that its
+ *    strings), so an address seen twice in one stack (a recursion) is one
+ *    object;
+ *  - from one walk to the next from 3.12, where a code object carries
+ *    co_version, a number the interpreter gives each new code object; not
+ *    where there is none (3.8-3.11: a code object made where a freed one
+ *    was, with its strings where the freed one's were, differs only in
+ *    what they say) or it is 0 (the interpreter's count ran out).
  */
 /* What a memo entry is checked against: the window's fields (its version
  * among them) and the process. */
@@ -297,7 +303,7 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 
 	bpf_probe_read_user(s->code, span, (void *)(code + L->cw_at));
 	m = pyb_memo_entry(s, code, pid);
-	if (pyb_code_int(s, L->cw_version) && m->code == code &&
+	if ((pyb_code_int(s, L->cw_version) || m->walk == s->walks) && m->code == code &&
 	    m->fields == pyb_memo_fields(L, s, pid))
 		return m->ident;
 	m->code = 0; /* not whole until its identity is in */
@@ -310,6 +316,7 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 	m = pyb_memo_entry(s, code, pid);
 	m->fields = pyb_memo_fields(L, s, pid);
 	m->ident = ident;
+	m->walk = s->walks;
 	m->code = code;
 	return ident;
 }
@@ -345,6 +352,7 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 	u32 n = 0;
 
 	s->stack.pid = pid;
+	s->walks++; /* memo entries of earlier walks stand only from 3.12 */
 	for (n = 0; n < PYB_MAX_FRAMES; n++) {
 		if (!frame)
 			break;

@@ -16,6 +16,7 @@
 
 #include "bpf/bcc_compile.h"
 #include "bpf/bpf_cache.h"
+#include "bpf/detach.h"
 #include "bpf/prog_load.h"
 #include "sys/clock.h"
 #include "sys/proc_maps.h"
@@ -136,11 +137,8 @@ int bpfmod_compile(struct bpfmod *m, const char *text, const char *const *cflags
 
 void bpfmod_detach(struct bpfmod *m)
 {
-	for (int i = 0; i < m->nperf; i++)
-		bpf_close_perf_event_fd(m->perf_fds[i]);
+	detach_all_at_once(m->perf_fds, m->nperf, m->attach_fds, m->nattach);
 	m->nperf = 0;
-	for (int i = 0; i < m->nattach; i++)
-		close(m->attach_fds[i]);
 	m->nattach = 0;
 }
 
