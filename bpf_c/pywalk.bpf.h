@@ -7,7 +7,9 @@
  * Cost per frame: one user-memory read of the frame struct, one of the
  * code object's fields (its "window", see struct pyb_layout), then five
  * small ones for its name and file strings (length, state and last 8
- * characters of each) and its line table (length and first 8 bytes). The address alone does not tell a code object:
+ * characters of each) and its line table (length and first 8 bytes),
+ * unless this CPU's memo of code objects already has it
+ * (pyb_code_ident_memo). The address alone does not tell a code object:
  * a freed code object's address (and its strings') is taken by the next
  * one of the same size. User space names code objects by (address,
  * identity).
