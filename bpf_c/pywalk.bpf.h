@@ -261,6 +261,22 @@ static __always_inline u64 pyb_lines_ident(struct pyb_layout *L, struct pyb_scra
 	return PYB_STR_IDENT(ptr, len, head);
 }
 
+/* What a memo entry is checked against: the window's fields (its version
+ * among them) and the process. */
+static __always_inline u64 pyb_memo_fields(struct pyb_layout *L, struct pyb_scratch *s, u32 pid)
+{
+	return (((s->code[CWORD(L->cw_name)] * 31 + s->code[CWORD(L->cw_file)]) ^
+		 s->code[CWORD(L->cw_lines)]) * 0x9e3779b97f4a7c15ULL +
+		(pyb_code_int(s, L->cw_firstline) << 32 | pyb_code_int(s, L->cw_units))) ^
+	       (pyb_code_int(s, L->cw_version) << 32 | pid);
+}
+
+static __always_inline struct pyb_code_memo *pyb_memo_entry(struct pyb_scratch *s, u64 code,
+							    u32 pid)
+{
+	return &s->memo[(u32)(((code ^ pid) * 0x9e3779b97f4a7c15ULL) >> 56) & (PYB_CODE_MEMO - 1)];
+}
+
 /*
  * Reads the window of the code object at code (struct pyb_layout) and
  * returns its PYB_CODE_IDENT.
@@ -280,22 +296,6 @@ static __always_inline u64 pyb_lines_ident(struct pyb_layout *L, struct pyb_scra
  *    was, with its strings where the freed one's were, differs only in
  *    what they say) or it is 0 (the interpreter's count ran out).
  */
-/* What a memo entry is checked against: the window's fields (its version
- * among them) and the process. */
-static __always_inline u64 pyb_memo_fields(struct pyb_layout *L, struct pyb_scratch *s, u32 pid)
-{
-	return (((s->code[CWORD(L->cw_name)] * 31 + s->code[CWORD(L->cw_file)]) ^
-		 s->code[CWORD(L->cw_lines)]) * 0x9e3779b97f4a7c15ULL +
-		(pyb_code_int(s, L->cw_firstline) << 32 | pyb_code_int(s, L->cw_units))) ^
-	       (pyb_code_int(s, L->cw_version) << 32 | pid);
-}
-
-static __always_inline struct pyb_code_memo *pyb_memo_entry(struct pyb_scratch *s, u64 code,
-							    u32 pid)
-{
-	return &s->memo[(u32)(((code ^ pid) * 0x9e3779b97f4a7c15ULL) >> 56) & (PYB_CODE_MEMO - 1)];
-}
-
 static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_scratch *s,
 					       u64 code, u32 pid)
 {
