@@ -189,8 +189,9 @@ static int parse_args(int argc, char **argv, struct options *o, struct tool_sess
 	}
 	/* the table has Python and native functions only */
 	o->user_only |= o->top;
-	/* folded, text, SVG and speedscope reports name no threads */
-	s->thread_names_unused = !s->view_threads && !o->wall && o->cli.format != REPORT_PPROF;
+	/* folded, text, SVG and speedscope reports name no threads: their
+	 * Python names (a read of each process) are not wanted */
+	s->col.threads.unused = !s->view_threads && !o->wall && o->cli.format != REPORT_PPROF;
 	if (o->interval && (o->top || o->wall)) {
 		fprintf(stderr, "pyprofile: --interval writes sample reports: not with --top or "
 				"--wall\n");

@@ -225,8 +225,7 @@ static void on_stack_event(void *ctx, void *data, int size)
 	if (s->running) {
 		stack_collector_name_stack(&s->col, &s->reg, s->pystacks_fd, ev.key);
 		/* a new stack may be a new thread's: its Python name while it lives */
-		if (!s->thread_names_unused)
-			thread_names_refresh(&s->col.threads, &s->reg, (pid_t)ev.pid);
+		thread_names_refresh(&s->col.threads, &s->reg, (pid_t)ev.pid);
 	}
 	else
 		s->hints_lost = true; /* not running yet: the first drain sees it */

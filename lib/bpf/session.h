@@ -42,10 +42,6 @@ struct tool_session {
 	struct stack_filter filter; /* set by the tool before session_collect */
 	/* --function, --threads: the views session_collect applies */
 	bool view_functions, view_threads;
-	/* Python names of threads are read as new stacks come, while the
-	 * threads live, unless the tool says its output names none (pyprofile
-	 * without --threads or pprof: a cost per process) */
-	bool thread_names_unused;
 	/* new-stack hints are named at once while running; some were lost:
 	 * a full drain is due */
 	bool running, hints_lost;

@@ -109,7 +109,7 @@ static void refresh(struct thread_names *tn, struct py_registry *reg, pid_t pid)
 	struct names_proc *np;
 	uint64_t now = monotonic_ns();
 
-	if (!t || t->state != TARGET_ACTIVE || !(np = proc_of(tn, pid)))
+	if (tn->unused || !t || t->state != TARGET_ACTIVE || !(np = proc_of(tn, pid)))
 		return;
 	if (np->read_ns && now - np->read_ns < THREAD_NAMES_REREAD_MS * 1000000ull)
 		return;

@@ -14,6 +14,7 @@
 #ifndef PYBPF_BPF_THREAD_NAMES_H
 #define PYBPF_BPF_THREAD_NAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -34,6 +35,9 @@ struct thread_names {
 	size_t n, cap;
 	void *procs; /* per process: its object reader, when it was read */
 	size_t nprocs, cap_procs;
+	/* the tool's output shows no thread names (pyprofile without
+	 * --threads, pprof or --wall): none is read, every thread has none */
+	bool unused;
 };
 
 void thread_names_free(struct thread_names *tn);
