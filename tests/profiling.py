@@ -214,6 +214,18 @@ def offcpu_times(err):
     return (duration_us(m.group(1)), duration_us(m.group(2))) if m else None
 
 
+
+def switches_unseen(err):
+    """From pyoffcpu's summary: the runs of its BPF programs the kernel
+    skipped (a switch off CPU it did not see loses that interval whole,
+    with nothing left to count it by) and the intervals it could not place
+    (their return to a CPU and their wake-up not reported). Off-CPU time
+    may fall short of the truth only when this is not 0."""
+    import re
+    found = (re.search(r"the kernel skipped (\d+) runs? of the tool", err),
+             re.search(r"(\d+) intervals? not counted \(preempted", err))
+    return sum(int(m.group(1)) for m in found if m)
+
 # Forks the tool from a fresh, small interpreter: a process's peak RSS
 # (ru_maxrss) carries over exec, so a tool started straight from pytest
 # would report pytest's own memory as its peak.

@@ -19,8 +19,9 @@ Sets up (a cold file, a mapped file, helper threads), writes DIR/state.json
 
 and writes DIR/truth.json: for each function the wall and CPU time (s) of
 its waiting calls (for spin_for_gil, of each of its two threads: gil_a and
-gil_b); wall minus CPU is the time it was off CPU. With "spinner" it is
-instead the process that spins on CPU 0.
+gil_b) and a bound on the steal time meanwhile; wall minus CPU is the
+time it was off CPU, less up to that much (see Clock). With "spinner" it
+is instead the process that spins on CPU 0.
 """
 import json
 import mmap
@@ -54,20 +55,44 @@ def later(action):
     return t
 
 
+def steal_ticks():
+    """Each CPU's steal time so far (/proc/stat, in clock ticks), or []
+    where the kernel does not say."""
+    try:
+        with open("/proc/stat") as fp:
+            return [int(line.split()[8]) for line in fp
+                    if line.startswith("cpu") and line[3].isdigit()]
+    except (OSError, IndexError, ValueError):
+        return []
+
+
 class Clock:
     """Wall and CPU time of the waiting calls of one function, added up
-    in truth[name] as {"wall", "cpu"}."""
+    in truth[name] as {"wall", "cpu", "steal_max"}. In a VM the
+    hypervisor may stop a CPU while the thread runs on it (steal time):
+    the kernel leaves that out of the thread's CPU time, and the thread was
+    not off CPU either, so wall - CPU overstates the time off CPU by up to
+    the steal time meanwhile. steal_max bounds it: every CPU's steal, each
+    CPU's counted in whole ticks (so one tick more)."""
 
     def __init__(self, name):
         self.name = name
 
     def __enter__(self):
+        self.s0 = steal_ticks()
         self.w0, self.c0 = time.monotonic(), time.thread_time()
 
     def __exit__(self, *exc):
-        t = truth.setdefault(self.name, {"wall": 0.0, "cpu": 0.0})
-        t["wall"] += time.monotonic() - self.w0
-        t["cpu"] += time.thread_time() - self.c0
+        wall, cpu = time.monotonic() - self.w0, time.thread_time() - self.c0
+        s1 = steal_ticks()
+        t = truth.setdefault(self.name, {"wall": 0.0, "cpu": 0.0, "steal_max": 0.0})
+        t["wall"] += wall
+        t["cpu"] += cpu
+        if len(s1) == len(self.s0) and s1:
+            ticks = sum(b - a + 1 for a, b in zip(self.s0, s1))
+            t["steal_max"] += min(wall, ticks / os.sysconf("SC_CLK_TCK"))
+        else:  # unknown: wall - CPU is only an upper bound
+            t["steal_max"] += wall
 
 
 # Each function makes its waiting call itself: it is the innermost Python
