@@ -307,7 +307,12 @@ def test_lab5_async_gateway(lab_interp, tmp_path):
     rows = parse_folded(off.stdout)
     audit_us = sum(c for fr, _, c in rooted_in(rows, "audit") if on_stack(fr, "write_audit_record"))
     expected_us = 4e6 * off_truth["seconds"]["audit_blocked"] / off_truth["wall"]
-    assert 0.85 * expected_us <= audit_us <= 1.1 * expected_us, (audit_us, off_truth)
+    # the audit blocks 80 ms about every 0.6 s: 4 s hold 6 or 7 of its
+    # calls, whatever the rate of the longer truth window says, so one call
+    # (80 ms, and its wake-up's lateness on a loaded machine) either way
+    one_call = 0.1e6
+    assert 0.85 * expected_us - one_call <= audit_us <= 1.1 * expected_us + one_call, (
+        audit_us, off_truth)
     # no other task is charged with the audit's blocking call
     assert not [fr for fr, _, _ in rows if on_stack(fr, "write_audit_record")
                 and "<task audit>" not in fr], off.stdout[-3000:]

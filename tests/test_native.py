@@ -304,9 +304,14 @@ def test_plt_stubs_are_named_after_their_targets(interp, pyprofile, libplt):
         if after and after[0].endswith("@plt"):
             assert after[0] in PLT_STUBS and len(after) == 1, frames
             stubs[after[0]] = stubs.get(after[0], 0) + count
-    # the stubs take about half of the loop's time; each its share
-    assert set(stubs) == PLT_STUBS, (stubs, total)
-    assert sum(stubs.values()) >= 0.1 * total, (stubs, total)
+    # A stub is one jmp: how often a timer interrupt lands on it depends on
+    # the CPU. On some it took about half of the loop's samples, each stub
+    # its share; an AMD EPYC put 3% there (the rest on the functions they
+    # jump to, as perf does too). Every stub, where there are samples
+    # enough to expect each; at least one stub anyway.
+    assert stubs, (total, err)
+    if sum(stubs.values()) >= 0.1 * total:
+        assert set(stubs) == PLT_STUBS, (stubs, total)
 
 
 def test_vdso_is_unwound(interp, pyprofile):

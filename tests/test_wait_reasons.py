@@ -63,6 +63,8 @@ def test_reasons_match_what_each_function_waited_for(interp, pyoffcpu, tmp_path)
     text, err, truth = run_workload(interp, pyoffcpu, tmp_path, ["-R", "-f"])
     per = by_function_and_reason(parse_folded(text))
     unseen = switches_unseen(err)
+    # whole, where a failure shows it (an assertion's message is cut short)
+    print(err, "\nper function:", per, "\ntruth:", truth)
     truth["spin_for_gil"] = {k: truth["gil_a"][k] + truth["gil_b"][k]
                              for k in ("wall", "cpu", "steal_max")}
     for func, reason in EXPECTED.items():
