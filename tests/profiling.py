@@ -214,17 +214,28 @@ def offcpu_times(err):
     return (duration_us(m.group(1)), duration_us(m.group(2))) if m else None
 
 
+def intervals_not_placed(err, ended_at_wakeup=False):
+    """From pyoffcpu's summary: the intervals it could not place (the
+    kernel reported neither their return to a CPU nor their wake-up), and
+    with ENDED_AT_WAKEUP also those it ended at their wake-up (the runnable
+    time after it not seen)."""
+    import re
+    lines = [r"(\d+) intervals? not counted \(preempted"]
+    if ended_at_wakeup:
+        lines.append(r"(\d+) blocked intervals? ended at (?:its|their) wake-up")
+    return sum(int(m.group(1)) for m in (re.search(x, err) for x in lines) if m)
+
 
 def switches_unseen(err):
     """From pyoffcpu's summary: the runs of its BPF programs the kernel
     skipped (a switch off CPU it did not see loses that interval whole,
     with nothing left to count it by) and the intervals it could not place
-    (their return to a CPU and their wake-up not reported). Off-CPU time
-    may fall short of the truth only when this is not 0."""
+    (intervals_not_placed). Off-CPU time may fall short of the truth only
+    when this is not 0."""
     import re
-    found = (re.search(r"the kernel skipped (\d+) runs? of the tool", err),
-             re.search(r"(\d+) intervals? not counted \(preempted", err))
-    return sum(int(m.group(1)) for m in found if m)
+    m = re.search(r"the kernel skipped (\d+) runs? of the tool", err)
+    return (int(m.group(1)) if m else 0) + intervals_not_placed(err)
+
 
 # Forks the tool from a fresh, small interpreter: a process's peak RSS
 # (ru_maxrss) carries over exec, so a tool started straight from pytest

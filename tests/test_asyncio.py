@@ -21,6 +21,8 @@ import time
 
 import pytest
 
+from profiling import intervals_not_placed
+
 TIMEOUT = 20
 WORKLOADS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "workloads")
 
@@ -460,17 +462,6 @@ def test_pyoffcpu_async_blocking_tasks(async_runs):
 
 
 # ----------------------------------------------------------------- per-request tasks
-
-def intervals_not_placed(err, ended_at_wakeup=False):
-    """From pyoffcpu's summary: the intervals it could not place (the
-    kernel reported neither their return to a CPU nor their wake-up), and
-    with ENDED_AT_WAKEUP also those it ended at their wake-up (the runnable
-    time after it not seen)."""
-    lines = [r"(\d+) intervals? not counted \(preempted"]
-    if ended_at_wakeup:
-        lines.append(r"(\d+) blocked intervals? ended at (?:its|their) wake-up")
-    return sum(int(m.group(1)) for m in (re.search(x, err) for x in lines) if m)
-
 
 REQUESTS = 30
 REQUEST_SECONDS = {"cpu": 0.15, "block": 0.1}
