@@ -25,7 +25,7 @@ DEFAULT_MIRROR=http://deb.debian.org/debian
 HOST_PY=/usr/bin/python3     # Debian's python, never a pyenv/venv shim
 DEPS=(libbpfcc-dev bpfcc-tools meson ninja-build pkgconf gcc libelf-dev
       libdw-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev debootstrap python3
-      python3-pytest cppcheck util-linux)
+      python3-pytest python3-pytest-xdist cppcheck util-linux)
 # go tool pprof reads our pprof files; clang with its libFuzzer runtime builds
 # tests/fuzz; the Debian package test needs the packaging tools and git;
 # tests/test_outputs.py checks speedscope files against the schema npm's
@@ -509,12 +509,23 @@ do_test() {
     # and a fixed number of runs from them only, so every machine gives the
     # same verdict; time-based exploration (run.sh --explore) never gates
     "$ROOT/tests/fuzz/run.sh" || rc=1
-    say "test: $HOST_PY -m pytest -v tests/"
-    "$HOST_PY" -m pytest -p no:cacheprovider -v --durations=25 tests/ || prc=$?
-    if [ $prc = 5 ]; then
-        say "test: pytest collected no tests - counted as failure"
-    fi
-    [ $prc = 0 ] || rc=1
+    # Two passes: the tests not marked serial on two workers, a whole test
+    # file per worker at a time (about half the time of one pass), then the
+    # serial ones (they run tools over every Python process, or measure
+    # cost) alone. Two workers whatever the machine, for one verdict.
+    local pass
+    for pass in parallel serial; do
+        local args=(-m serial) start=$SECONDS
+        [ $pass = serial ] || args=(-m "not serial" -n 2 --dist loadfile)
+        say "test: $HOST_PY -m pytest -v ${args[*]} tests/ ($pass pass)"
+        prc=0
+        "$HOST_PY" -m pytest -p no:cacheprovider -v --durations=25 "${args[@]}" tests/ || prc=$?
+        if [ $prc = 5 ]; then
+            say "test: pytest collected no tests ($pass pass) - counted as failure"
+        fi
+        say "test: $pass pass took $(( (SECONDS - start) / 60 )) min"
+        [ $prc = 0 ] || rc=1
+    done
     if [ $rc = 0 ]; then say "test: all passed"; else say "test: FAILED"; fi
     return $rc
 }

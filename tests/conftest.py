@@ -4,8 +4,18 @@
              ones are skipped with the reason, never dropped silently.
 `old_interp` pyenv pythons older than 3.8 (for "unsupported" errors).
 `pydump`     path of the built pydump ($PYBPF_BUILD or <repo>/build).
+
+The full tier runs in two passes (setup.sh test): every test not marked
+`serial` on two pytest-xdist workers, one test file per worker at a time
+(a file's module-scoped workloads stay on one worker), then the `serial`
+tests alone. A test is `serial` when it runs a BPF tool over every Python
+process of the machine (it would see, and slow, the other worker's
+workloads) or measures cost; under xdist, a tool started that way by a test
+not so marked fails the test (host_wide_guard below), so a missing mark
+shows on every machine, not only where the two passes happen to collide.
 """
 import os
+import subprocess
 
 import pytest
 
@@ -35,6 +45,79 @@ def _params(entries):
         else:
             params.append(pytest.param(e, id=e.id))
     return params
+
+
+BPF_TOOLS = ("pyprofile", "pyoffcpu", "pygil", "pymem")
+# options that name the processes a BPF tool looks at, or end it before it
+# looks at any
+_TARGETED = ("-p", "--pid", "-t", "--tid", "--", "-h", "--help", "--version")
+# files whose tests take longest, first: xdist hands out whole files in
+# collection order, so the last file to start is a short one
+_LONGEST_FIRST = ("test_native.py", "test_labs.py", "test_pyprofile.py", "test_hostile_elf.py",
+                  "test_pygil.py", "test_walker.py", "test_hostile_files.py",
+                  "test_asyncio.py", "test_views.py", "test_hostile_text.py")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "serial: runs a BPF tool over every Python process, or measures cost; "
+        "run alone, after the parallel pass (setup.sh test)")
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        _host_wide_guard()
+
+
+def pytest_collection_modifyitems(session, config, items):
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    rank = {name: i for i, name in enumerate(_LONGEST_FIRST)}
+    # stable: within a file, the order stays the file's own
+    items.sort(key=lambda it: rank.get(os.path.basename(str(it.fspath)), len(rank)))
+
+
+def host_wide_tool(args):
+    """The BPF tool args would run over every Python process, or None."""
+    if isinstance(args, (str, bytes)):
+        args = [args]
+    args = [a.decode() if isinstance(a, bytes) else str(a) for a in args]
+    if not args:
+        return None
+    name = os.path.basename(args[0])
+    if name in BPF_TOOLS:
+        if any(a in _TARGETED or a.startswith(("--pid=", "--tid=")) or
+               (a[:2] in ("-p", "-t") and a[2:].isdigit()) for a in args[1:]):
+            return None
+        return name
+    for a in args:  # a shell's command line: sh -c "... pyprofile 1"
+        for tool in BPF_TOOLS:
+            if tool_path(tool) in a and " -p " not in a and " --pid " not in a:
+                return tool
+    return None
+
+
+_current = {"item": None}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    _current["item"] = item  # (module-scoped fixtures start in its setup)
+    yield
+    _current["item"] = None
+
+
+def _host_wide_guard():
+    """Under xdist, a test that starts a BPF tool over every process must be
+    marked serial (see the module's docstring): Popen refuses it."""
+    real_init = subprocess.Popen.__init__
+
+    def guarded_init(self, args, *a, **kw):
+        item = _current["item"]
+        tool = host_wide_tool(args)
+        if tool and item is not None and not item.get_closest_marker("serial"):
+            raise AssertionError("%s runs %s over every Python process: mark it "
+                                 "@pytest.mark.serial (tests/conftest.py)" % (item.nodeid, tool))
+        real_init(self, args, *a, **kw)
+
+    subprocess.Popen.__init__ = guarded_init
 
 
 def pytest_generate_tests(metafunc):

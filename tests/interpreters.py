@@ -185,14 +185,17 @@ class Interpreter:
         """Makes file src visible to the process; returns its path there."""
         if self.root is None:
             return os.path.abspath(src)
-        dest_dir = self.host_path(IN_CHROOT_DIR)
+        # each xdist worker a directory of its own: two test files may
+        # place different files under one name
+        inside = os.path.join(IN_CHROOT_DIR, os.environ.get("PYTEST_XDIST_WORKER", ""))
+        dest_dir = self.host_path(inside)
         os.makedirs(dest_dir, exist_ok=True)
         dest = os.path.join(dest_dir, os.path.basename(src))
         # a name of its own per call: tests place files from several threads
         tmp = "%s.tmp.%s" % (dest, uuid.uuid4().hex)
         shutil.copyfile(src, tmp)
         os.rename(tmp, dest)
-        return os.path.join(IN_CHROOT_DIR, os.path.basename(src))
+        return os.path.join(inside, os.path.basename(src))
 
     def scratch(self, host_tmp):
         """A directory for output files: host_tmp itself, or one under the

@@ -15,6 +15,10 @@ import sys
 
 import pytest
 
+# run alone, after the parallel pass (conftest.py): the benchmarks measure
+# cost, and some run over every Python process
+pytestmark = pytest.mark.serial
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(REPO, "bench")
 BUILD = os.environ.get("PYBPF_BUILD", os.path.join(REPO, "build"))

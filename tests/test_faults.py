@@ -362,6 +362,7 @@ def other_python(py):
     return py.exe
 
 
+@pytest.mark.serial  # (conftest.py: every Python process)
 @pytest.mark.parametrize("py", HOST_AND_NEW)
 def test_exec_system_wide(py, tools, tmp_path):
     """System-wide run: one process execs into another Python program (same
@@ -409,6 +410,7 @@ def test_exec_system_wide(py, tools, tmp_path):
 
 # ------------------------------------------------------------------ children
 
+@pytest.mark.serial  # (conftest.py: every Python process)
 @pytest.mark.parametrize("py", HOST_AND_OLD)
 def test_children_system_wide(py, tools, tmp_path):
     """System-wide run while a Python process forks a child (no exec), and

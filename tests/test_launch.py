@@ -97,6 +97,7 @@ def test_command_that_cannot_run(tools, tmp_path):
     assert "Permission denied" in r.stderr
 
 
+@pytest.mark.serial  # (conftest.py: every Python process)
 @pytest.mark.parametrize("tool", ["pyprofile", "pyoffcpu", "pygil"])
 def test_command_line_errors(tools, tool):
     for args, message in ((["-p", "1", "--", "true"], "cannot go with -p or -t"),

@@ -350,6 +350,7 @@ def test_pprof_native_frames_keep_file_build_id_and_address(pyprofile, tmp_path)
     assert len({a for a, _ in inside}) == len(inside)  # one location per address
 
 
+@pytest.mark.serial  # (conftest.py: every Python process)
 def test_interval_writes_one_profile_per_interval(pyprofile, demo, tmp_path):
     """--interval 1 for 3 s: three files named by the strftime pattern at
     each interval's start, each a profile of its own second (go tool pprof

@@ -14,6 +14,9 @@ import pytest
 
 from conftest import tool_path
 
+# run alone, after the parallel pass (conftest.py): its tools run over every Python process
+pytestmark = pytest.mark.serial
+
 BPF_TOOLS = ("pyprofile", "pyoffcpu", "pygil", "pymem")
 
 

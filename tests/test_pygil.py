@@ -7,6 +7,7 @@ import subprocess
 import tempfile
 import time
 
+import pytest
 
 from conftest import WORKLOADS
 import interpreters
@@ -181,6 +182,7 @@ def test_interval_tables(pygil, tmp_path):
     assert walls and max(walls) <= 1.5, out
 
 
+@pytest.mark.serial  # (conftest.py: every Python process)
 def test_errors(pygil):
     sleeper = subprocess.Popen(["sleep", "100"])
     try:
@@ -302,6 +304,7 @@ def test_short_lived_process(pygil, tmp_path):
     assert "-: seen for less than 0.5 s" in out, out
 
 
+@pytest.mark.serial  # (conftest.py: every Python process)
 def test_system_wide_ranks_processes(pygil, tmp_path):
     """System-wide, with twelve processes of 1 to 6 contending threads
     among whatever else runs: processes come most GIL waiting first, 10 of

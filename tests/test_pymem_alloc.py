@@ -87,6 +87,7 @@ def test_totals_agree_with_stacks(alloc_run):
     assert "not the objects of 512 bytes or less" in err
 
 
+@pytest.mark.serial  # (conftest.py: every Python process)
 def test_refuses_without_named_processes(pymem):
     res = subprocess.run([pymem, "--alloc", "1"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
@@ -102,6 +103,7 @@ def test_refuses_json(pymem):
     assert "reports stacks" in res.stderr
 
 
+@pytest.mark.serial  # (conftest.py: every Python process)
 def test_size_filters_only_with_alloc(pymem):
     res = subprocess.run([pymem, "-z", "100", "1"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, universal_newlines=True, timeout=60)

@@ -103,6 +103,7 @@ def test_growth_names_the_nested_class_within_two_percent(census_run):
         checked, complete, len(docs), [d["why"] for d in docs])
 
 
+@pytest.mark.serial  # (conftest.py: every Python process)
 def test_census_needs_a_process(pymem):
     run = subprocess.run([pymem, "--census"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          universal_newlines=True, timeout=30)

@@ -219,6 +219,7 @@ def test_blocked_time_ends_at_wakeup(pyoffcpu, tmp_path):
     assert runnable >= 0.5 * (wall - blocked), (blocked, runnable, truth)
 
 
+@pytest.mark.serial  # (conftest.py: every Python process)
 def test_system_wide_finds_processes_started_later(pyoffcpu, tmp_path):
     out = str(tmp_path / "out.folded")
     tool = start_tool(pyoffcpu, ["-o", out, "--format", "folded", "5"])
@@ -244,6 +245,7 @@ def test_svg_and_speedscope_are_weighted_in_microseconds(pyoffcpu, tmp_path):
     assert any(n.startswith("wait_on_pipe") for n in names)
 
 
+@pytest.mark.serial  # (conftest.py: every Python process)
 def test_errors(pyoffcpu):
     sleeper = subprocess.Popen(["sleep", "100"])
     try:

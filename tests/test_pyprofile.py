@@ -108,6 +108,7 @@ def host_interp():
     pytest.skip("host python3.11 not available")
 
 
+@pytest.mark.serial  # (conftest.py: every Python process)
 def test_short_lived_children_are_named(pyprofile, tmp_path):
     """Children that live 0.3 s are profiled (system-wide) with their real
     function names, though they have exited when the report is printed."""
@@ -241,6 +242,7 @@ def test_unsupported_python_is_refused(pyprofile, old_interp):
     assert r.returncode == 1 and want in r.stderr, r.stderr
 
 
+@pytest.mark.serial  # (conftest.py: every Python process)
 def test_not_root_gets_a_clear_message(pyprofile):
     r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                         pyprofile, "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,

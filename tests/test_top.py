@@ -165,6 +165,7 @@ def test_top_plain_text_when_not_a_terminal(pyprofile, workload):
     assert "Keys:" not in r.stdout  # no key is read here
 
 
+@pytest.mark.serial  # (conftest.py: every Python process)
 def test_top_refuses_report_options(pyprofile):
     for args in (["-f"], ["-o", "/dev/null"], ["--format", "svg"], ["-K"]):
         r = subprocess.run([pyprofile, "--top"] + args, stdout=subprocess.PIPE,

@@ -366,6 +366,7 @@ def _spawn_loop(count, counter):
         counter.append(p.pid)
 
 
+@pytest.mark.serial  # (conftest.py: every Python process)
 @pytest.mark.parametrize("verbose", [False, True], ids=["quiet", "verbose"])
 def test_processes_that_end_first(verbose, tmp_path):
     """System-wide pyprofile and pygil while 30 `python3 -c pass` processes
@@ -447,6 +448,7 @@ def test_sampling_rate_above_the_limit(tmp_path):
     assert sum(n for _, _, n in parse_folded(open(out).read())) > 0
 
 
+@pytest.mark.serial  # (conftest.py: every Python process)
 def test_sampling_rate_the_kernel_throttles(tmp_path):
     """Sampling at 100000 Hz (or the kernel's limit) while the kernel's limit
     is lowered to 20000 under it: the kernel throttles the events to about
