@@ -40,6 +40,7 @@ struct pyb_scratch {
 	u64 code[PYB_CODE_SPAN_MAX / 8]; /* a code object's window, likewise */
 	u64 lines[4];  /* the head of a line table (bytes object) */
 	u64 str_meta[3]; /* a str's length, hash and state (pyb_str_ident) */
+	u64 ident_failed; /* nonzero: a read of the identity failed */
 	struct pyb_count_key key; /* pyprofile: the sample's */
 	u64 found_ts; /* pyb_find_tstate's match so far */
 	PYB_ASYNC_SCRATCH
@@ -222,16 +223,18 @@ static __always_inline u64 pyb_find_tstate(struct pyb_proc *proc, struct pyb_lay
 /* PYB_STR_IDENT of the str at ptr (see py_abi.h): length and state in
  * one read (with the hash between them, left out: it changes), then its
  * last 8 characters, kept only if it is ASCII and 8 or more long. Reads
- * that fail leave 0. */
+ * that fail leave 0, and say so in s->ident_failed. */
 static __always_inline u64 pyb_str_ident(struct pyb_layout *L, struct pyb_scratch *s, u64 ptr)
 {
 	u64 tail = 0;
 
 	/* in scratch memory, not on the BPF stack, which the walk fills */
-	bpf_probe_read_user(s->str_meta, sizeof(s->str_meta), (void *)(ptr + L->unicode_length));
+	s->ident_failed |= (u64)bpf_probe_read_user(s->str_meta, sizeof(s->str_meta),
+						    (void *)(ptr + L->unicode_length));
 	u64 len = s->str_meta[0], state = s->str_meta[2];
 
-	bpf_probe_read_user(&tail, sizeof(tail), (void *)(ptr + L->unicode_ascii_size + len - 8));
+	s->ident_failed |= (u64)bpf_probe_read_user(
+		&tail, sizeof(tail), (void *)(ptr + L->unicode_ascii_size + len - 8));
 	u64 ascii = state >> (L->str_ascii_bit & 63);
 	u64 short_str = (len - 8) >> 63; /* 1 when len < 8 */
 
@@ -252,7 +255,8 @@ static __always_inline u64 pyb_code_int(struct pyb_scratch *s, s32 off)
  * and its first 8 bytes (PYB_BYTES_HEAD, without a branch), in one read. */
 static __always_inline u64 pyb_lines_ident(struct pyb_layout *L, struct pyb_scratch *s, u64 ptr)
 {
-	bpf_probe_read_user(s->lines, sizeof(s->lines), (void *)(ptr + L->bytes_size));
+	s->ident_failed |= (u64)bpf_probe_read_user(s->lines, sizeof(s->lines),
+						    (void *)(ptr + L->bytes_size));
 	u64 len = s->lines[0], head = s->lines[L->lines_head_word & 3];
 	u64 short_bytes = 0 - ((len - 8) >> 63); /* all ones when len < 8 */
 
@@ -309,6 +313,7 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 	    m->fields == pyb_memo_fields(L, s, pid))
 		return m->ident;
 	m->code = 0; /* not whole until its identity is in */
+	s->ident_failed = 0;
 	ident = PYB_CODE_IDENT(pyb_str_ident(L, s, s->code[CWORD(L->cw_name)]),
 			       pyb_str_ident(L, s, s->code[CWORD(L->cw_file)]),
 			       pyb_lines_ident(L, s, s->code[CWORD(L->cw_lines)]),
@@ -319,7 +324,9 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 	m->fields = pyb_memo_fields(L, s, pid);
 	m->ident = ident;
 	m->walk = s->walks;
-	m->code = code;
+	/* an identity some read of which failed is not kept: it would stand
+	 * for the object, unnamed, for as long as the entry lasts */
+	m->code = code & (0 - (u64)(s->ident_failed == 0));
 	return ident;
 }
 

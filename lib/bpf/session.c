@@ -949,7 +949,8 @@ void session_print_unnamed(const struct tool_session *s, const struct report *re
 	native_unnamed_free(&u);
 }
 
-void session_print_summary(struct tool_session *s, const char *one, const char *many)
+/* The first two lines: what was sampled, and what of it was lost. */
+static void print_sample_counts(struct tool_session *s, const char *one, const char *many)
 {
 	uint64_t samples = session_stat(s, PYB_STAT_SAMPLES);
 	uint64_t no_ts = session_stat(s, PYB_STAT_NO_TSTATE);
@@ -957,8 +958,6 @@ void session_print_summary(struct tool_session *s, const char *one, const char *
 	uint64_t truncated = session_stat(s, PYB_STAT_TRUNCATED);
 	uint64_t not_counted = session_stat(s, PYB_STAT_COUNT_MAP_FULL);
 	uint64_t stacks_full = session_stat(s, PYB_STAT_STACK_MAP_FULL);
-	uint64_t missed;
-	double reached;
 
 	fprintf(stderr,
 		"%s: %llu %s of %zu Python %s (%zu exited during the run); "
@@ -974,27 +973,11 @@ void session_print_summary(struct tool_session *s, const char *one, const char *
 		(unsigned long long)not_counted, plural(not_counted, one, many),
 		(unsigned long long)stacks_full, plural(stacks_full, "stack", "stacks"),
 		(unsigned long long)s->lost_events, plural(s->lost_events, "event", "events"));
-	print_unseen_switches(s);
-	missed = bpfmod_missed_runs(&s->bpf);
-	if (missed)
-		fprintf(stderr,
-			"%s: the kernel skipped %llu %s of the tool's BPF programs (another BPF "
-			"program was running on that CPU): %s samples or events were not seen\n",
-			s->tool, (unsigned long long)missed, plural(missed, "run", "runs"),
-			plural(missed, "its", "their"));
-	if (s->col.unknown_code)
-		fprintf(stderr,
-			"%s: %llu %s of code objects that could not be named (their "
-			"process exited or freed them first)\n",
-			s->tool, (unsigned long long)s->col.unknown_code,
-			plural(s->col.unknown_code, "frame", "frames"));
-	if (s->col.missed_kernel || s->col.missed_user)
-		fprintf(stderr,
-			"WARNING: %llu stack %s not be displayed. Consider increasing "
-			"--stack-storage-size.\n",
-			(unsigned long long)(s->col.missed_kernel + s->col.missed_user),
-			plural(s->col.missed_kernel + s->col.missed_user, "trace could",
-			       "traces could"));
+}
+
+/* What the native walks could not show, and why. */
+static void print_native_notes(struct tool_session *s)
+{
 	if (s->filter.user_stacks && s->reg.no_native)
 		fprintf(stderr,
 			"%s: native frames not shown for %zu %s: %s code could not be "
@@ -1017,46 +1000,54 @@ void session_print_summary(struct tool_session *s, const char *one, const char *
 			"another loaded)\n",
 			s->tool, (unsigned long long)s->col.native_changed,
 			plural(s->col.native_changed, "stack", "stacks"), MAPPING_CHANGED_MARKER);
-	if (s->tasks) {
-		const struct async_tasks *t = s->tasks;
-		double all = s->col.all_value ? (double)s->col.all_value : 1.0;
-		size_t groups = s->col.task_roots.n;
-		bool by_coro = t->group == ASYNC_GROUP_COROUTINE;
+}
 
+/* --async: how much of the report its tasks could root. */
+static void print_async_notes(struct tool_session *s)
+{
+	const struct async_tasks *t = s->tasks;
+	double all = s->col.all_value ? (double)s->col.all_value : 1.0;
+	size_t groups = s->col.task_roots.n;
+	bool by_coro = t->group == ASYNC_GROUP_COROUTINE;
+
+	fprintf(stderr,
+		"%s: --async: %llu asyncio %s named, in %zu %s by %s; %.1f%% of what is "
+		"reported rooted in its task, %.1f%% in coroutines not matched to a task (it "
+		"ended first, no task ran them, or its task could not be told from others) left "
+		"as they were\n",
+		s->tool, (unsigned long long)t->named, plural(t->named, "task", "tasks"), groups,
+		plural(groups, "group", "groups"), by_coro ? "coroutine" : "name",
+		100.0 * (double)s->col.task_value / all, 100.0 * (double)s->col.untasked_value / all);
+	if (by_coro && t->coro_unknown)
 		fprintf(stderr,
-			"%s: --async: %llu asyncio %s named, in %zu %s by %s; %.1f%% of what is "
-			"reported rooted in its task, %.1f%% in coroutines not matched to a task (it "
-			"ended first, no task ran them, or its task could not be told from others) left "
-			"as they were\n",
-			s->tool, (unsigned long long)t->named, plural(t->named, "task", "tasks"), groups,
-			plural(groups, "group", "groups"), by_coro ? "coroutine" : "name",
-			100.0 * (double)s->col.task_value / all,
-			100.0 * (double)s->col.untasked_value / all);
-		if (by_coro && t->coro_unknown)
-			fprintf(stderr,
-				"%s: --async: the coroutine of %llu %s could not be read: rooted in "
-				"<task %s>\n",
-				s->tool, (unsigned long long)t->coro_unknown,
-				plural(t->coro_unknown, "task", "tasks"), ASYNC_UNKNOWN_COROUTINE);
-		if (t->named_ended)
-			fprintf(stderr,
-				"%s: --async: %llu %s before %s could be read: %s %s samples "
-				"read%s, without the tasks that awaited %s\n",
-				s->tool, (unsigned long long)t->named_ended,
-				plural(t->named_ended, "task ended", "tasks ended"),
-				plural(t->named_ended, "it", "they"),
-				by_coro ? "rooted in the coroutine" : "named as",
-				plural(t->named_ended, "its", "their"),
-				by_coro ? " (<task " ASYNC_UNKNOWN_COROUTINE "> where that frame could "
-					  "not be named)"
-					: plural(t->named_ended, " it", " them"),
-				plural(t->named_ended, "it", "them"));
-		if (t->read_errors)
-			fprintf(stderr, "%s: --async: tasks could not be read %llu %s (last: %s)\n",
-				s->tool, (unsigned long long)t->read_errors,
-				plural(t->read_errors, "time", "times"), TEXT_ESC(t->last_error));
-	}
-	reached = session_sampled_hz(s);
+			"%s: --async: the coroutine of %llu %s could not be read: rooted in "
+			"<task %s>\n",
+			s->tool, (unsigned long long)t->coro_unknown,
+			plural(t->coro_unknown, "task", "tasks"), ASYNC_UNKNOWN_COROUTINE);
+	if (t->named_ended)
+		fprintf(stderr,
+			"%s: --async: %llu %s before %s could be read: %s %s samples "
+			"read%s, without the tasks that awaited %s\n",
+			s->tool, (unsigned long long)t->named_ended,
+			plural(t->named_ended, "task ended", "tasks ended"),
+			plural(t->named_ended, "it", "they"),
+			by_coro ? "rooted in the coroutine" : "named as",
+			plural(t->named_ended, "its", "their"),
+			by_coro ? " (<task " ASYNC_UNKNOWN_COROUTINE "> where that frame could "
+				  "not be named)"
+				: plural(t->named_ended, " it", " them"),
+			plural(t->named_ended, "it", "them"));
+	if (t->read_errors)
+		fprintf(stderr, "%s: --async: tasks could not be read %llu %s (last: %s)\n",
+			s->tool, (unsigned long long)t->read_errors,
+			plural(t->read_errors, "time", "times"), TEXT_ESC(t->last_error));
+}
+
+/* The rate reached, when -v asks or when the kernel throttled it. */
+static void print_sampling_rate(struct tool_session *s)
+{
+	double reached = session_sampled_hz(s);
+
 	if (s->verbose && s->sample_hz && !sampling_fell_short(s, reached))
 		fprintf(stderr, "%s: sampled %.0f times per CPU-second (%d asked)\n", s->tool,
 			reached, s->sample_hz);
@@ -1065,6 +1056,37 @@ void session_print_summary(struct tool_session *s, const char *one, const char *
 			"%s: sampled %.0f times per CPU-second, not the %d asked (the kernel "
 			"throttled it): a sample stands for %.0f us in the report\n",
 			s->tool, reached, s->sample_hz, 1e6 / reached);
+}
+
+void session_print_summary(struct tool_session *s, const char *one, const char *many)
+{
+	uint64_t missed = bpfmod_missed_runs(&s->bpf);
+
+	print_sample_counts(s, one, many);
+	print_unseen_switches(s);
+	if (missed)
+		fprintf(stderr,
+			"%s: the kernel skipped %llu %s of the tool's BPF programs (another BPF "
+			"program was running on that CPU): %s samples or events were not seen\n",
+			s->tool, (unsigned long long)missed, plural(missed, "run", "runs"),
+			plural(missed, "its", "their"));
+	if (s->col.unknown_code)
+		fprintf(stderr,
+			"%s: %llu %s of code objects that could not be named (their "
+			"process exited or freed them first)\n",
+			s->tool, (unsigned long long)s->col.unknown_code,
+			plural(s->col.unknown_code, "frame", "frames"));
+	if (s->col.missed_kernel || s->col.missed_user)
+		fprintf(stderr,
+			"WARNING: %llu stack %s not be displayed. Consider increasing "
+			"--stack-storage-size.\n",
+			(unsigned long long)(s->col.missed_kernel + s->col.missed_user),
+			plural(s->col.missed_kernel + s->col.missed_user, "trace could",
+			       "traces could"));
+	print_native_notes(s);
+	if (s->tasks)
+		print_async_notes(s);
+	print_sampling_rate(s);
 	if (s->reg.refused)
 		fprintf(stderr, "%s: %zu Python %s could not be profiled (see above)\n",
 			s->tool, s->reg.refused, plural(s->reg.refused, "process", "processes"));
