@@ -75,22 +75,24 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def host_wide_tool(args):
-    """The BPF tool args would run over every Python process, or None."""
+    """The BPF tool args would run over every Python process, or None. The
+    tool may come after a wrapper (setpriv ..., python -c MEASURE ...), or
+    inside a shell's command line (sh -c "... pyprofile 1")."""
     if isinstance(args, (str, bytes)):
         args = [args]
     args = [a.decode() if isinstance(a, bytes) else str(a) for a in args]
-    if not args:
-        return None
-    name = os.path.basename(args[0])
-    if name in BPF_TOOLS:
-        if any(a in _TARGETED or a.startswith(("--pid=", "--tid=")) or
-               (a[:2] in ("-p", "-t") and a[2:].isdigit()) for a in args[1:]):
-            return None
-        return name
-    for a in args:  # a shell's command line: sh -c "... pyprofile 1"
-        for tool in BPF_TOOLS:
-            if tool_path(tool) in a and " -p " not in a and " --pid " not in a:
-                return tool
+    for i, arg in enumerate(args):
+        name = os.path.basename(arg)
+        if name in BPF_TOOLS:
+            rest = args[i + 1:]
+            if any(a in _TARGETED or a.startswith(("--pid=", "--tid=")) or
+                   (a[:2] in ("-p", "-t") and a[2:].isdigit()) for a in rest):
+                return None
+            return name
+        if " " in arg:
+            for tool in BPF_TOOLS:
+                if tool_path(tool) + " " in arg and " -p " not in arg and " --pid " not in arg:
+                    return tool
     return None
 
 
