@@ -46,6 +46,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 	if (!proc) {
 		pyb_stat(pid ? PYB_STAT_OTHER : PYB_STAT_IDLE);
+#ifdef PYB_ONLY_PIDS
+		if (pid && only_pids.lookup(&pid))
+			pyb_stat(PYB_STAT_UNREGISTERED);
+#endif
 		return 0;
 	}
 	pyb_stat(PYB_STAT_SAMPLES);

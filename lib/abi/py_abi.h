@@ -277,6 +277,10 @@ enum pyb_stat {
 	 * wake-up seen, or not counted for want of one */
 	PYB_STAT_SWITCH_IN_UNSEEN,
 	PYB_STAT_SWITCH_IN_LOST,
+	/* -p, --children, a launched command: samples (among OTHER's) of a
+	 * process asked for that was not registered (yet): starting up, not
+	 * Python, or refused */
+	PYB_STAT_UNREGISTERED,
 	PYB_STAT_MAX,
 };
 

@@ -975,6 +975,20 @@ static void print_sample_counts(struct tool_session *s, const char *one, const c
 		(unsigned long long)s->lost_events, plural(s->lost_events, "event", "events"));
 }
 
+/* -p, --children, a command: the samples of processes asked for that fell
+ * before the tool could read them (a start-up's first moments, most often:
+ * a process is read once it runs Python code). */
+static void print_unregistered_samples(struct tool_session *s)
+{
+	uint64_t n = session_stat(s, PYB_STAT_UNREGISTERED);
+
+	if (n)
+		fprintf(stderr,
+			"%s: %llu %s of the processes asked for fell before the tool could read "
+			"them (starting up, no Python frame yet, or not Python): not counted\n",
+			s->tool, (unsigned long long)n, plural(n, "sample", "samples"));
+}
+
 /* What the native walks could not show, and why. */
 static void print_native_notes(struct tool_session *s)
 {
@@ -1063,6 +1077,7 @@ void session_print_summary(struct tool_session *s, const char *one, const char *
 	uint64_t missed = bpfmod_missed_runs(&s->bpf);
 
 	print_sample_counts(s, one, many);
+	print_unregistered_samples(s);
 	print_unseen_switches(s);
 	if (missed)
 		fprintf(stderr,
