@@ -407,13 +407,26 @@ def test_threads_of_every_interpreter_have_their_stacks(interp, walks):
 def test_code_named_after_its_file_name_is_hashed(interp, walks):
     """Samples taken before a code object's file name was first hashed are
     named after it was (the hash is no part of a code object's identity):
-    no frame stays unknown, though every code object lives to the end."""
+    no frame of a code object that ran stays unknown, though every code
+    object lives to the end.
+
+    Not of a code object at all: on 3.11 and 3.12 a sample that lands
+    between the eval loop's setting tstate->cframe and its cframe's
+    current_frame reads a frame pointer from the C stack's garbage (its
+    "code" 0x470, 0x58e: seen once in a few dozen runs on 3.12), shown as
+    unknown; at most 1% of the samples here."""
     w, (rows, state, err) = result(walks, "late_hash")
+    total = sum(c for _, _, c in rows)
     named = sum(c for fr, _, c in rows if any(frame_name(f).startswith("burn_late_hash_")
                                               for f in fr))
-    unknown = [(fr, c) for fr, _, c in rows if any("[unknown code" in f for f in fr)]
+    codes = set(state["codes"])
+    unknown = [(fr, c) for fr, _, c in rows
+               if any(int(a, 16) in codes for f in fr
+                      for a in re.findall(r"^\[unknown code 0x([0-9a-f]+)\]", f))]
+    torn = sum(c for fr, _, c in rows if any("[unknown code" in f for f in fr))
     assert named >= 400, (named, err)
     assert not unknown, unknown[:5]
+    assert torn <= 0.01 * total, (torn, total, err)
     for frames, _, _ in rows:
         for f in frames:
             if frame_name(f).startswith("burn_late_hash_"):

@@ -13,7 +13,8 @@ each compiling and running a small module, and writes STATE.json
              linecache's dict), then runs it for 5 ms more: a sample of
              the first millisecond reaches user space after the hash.
              Every generation (its module code too) stays alive, so its
-             code can always be named. "gens": number of generations.
+             code can always be named. "gens": number of generations,
+             "codes": the address (id) of every code object that ran.
   same_name  generation N compiles, from "<string>" like exec() of a
              string, a module whose function burn_string() and whose
              <module> code have the same names and file name in every
@@ -73,7 +74,13 @@ def late_hash():
         hash(filename)
         burn(time.thread_time() + 0.005)
         alive.append((module, burn))  # a sample in the module's own code too
-    write(ready=True, done=True, gens=GENERATIONS)
+    # every code object that can run here: the generations' and the stack's
+    codes = set().union(*(code_addresses(m) for m, _ in alive))
+    frame = sys._getframe()
+    while frame:
+        codes.add(id(frame.f_code))
+        frame = frame.f_back
+    write(ready=True, done=True, gens=GENERATIONS, codes=sorted(codes))
 
 
 def same_name():
