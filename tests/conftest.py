@@ -11,7 +11,7 @@ The full tier runs in two passes (setup.sh test): every test not marked
 tests alone. A test is `serial` when it runs a BPF tool over every Python
 process of the machine (it would see, and slow, the other worker's
 workloads) or measures cost; under xdist, a tool started that way by a test
-not so marked fails the test (host_wide_guard below), so a missing mark
+not so marked fails the test (_host_wide_guard below), so a missing mark
 shows on every machine, not only where the two passes happen to collide.
 """
 import os

@@ -12,12 +12,10 @@ import sys
 
 import pytest
 
-from conftest import tool_path
+from conftest import BPF_TOOLS, tool_path
 
 # run alone, after the parallel pass (conftest.py): its tools run over every Python process
 pytestmark = pytest.mark.serial
-
-BPF_TOOLS = ("pyprofile", "pyoffcpu", "pygil", "pymem")
 
 
 @pytest.mark.parametrize("tool", BPF_TOOLS)
