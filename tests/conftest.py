@@ -74,6 +74,29 @@ def pytest_collection_modifyitems(session, config, items):
     items.sort(key=lambda it: rank.get(os.path.basename(str(it.fspath)), len(rank)))
 
 
+_file_seconds = {}
+
+
+def pytest_runtest_logreport(report):
+    # on xdist's controller too: the workers send it their reports
+    name = report.nodeid.split("::", 1)[0]
+    _file_seconds[name] = _file_seconds.get(name, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The time each test file took (setup, call and teardown of all its
+    tests, summed over the workers), longest first: where a faster suite
+    has to look, and what _LONGEST_FIRST should list."""
+    if not _file_seconds:
+        return
+    terminalreporter.write_sep("=", "seconds per test file (all workers)")
+    longest = sorted(_file_seconds.items(), key=lambda kv: -kv[1])
+    for name, seconds in longest[:20]:
+        terminalreporter.write_line("%8.1f  %s" % (seconds, name))
+    terminalreporter.write_line("%8.1f  in all, %d files" % (sum(_file_seconds.values()),
+                                                            len(_file_seconds)))
+
+
 def host_wide_tool(args):
     """The BPF tool args would run over every Python process, or None. The
     tool may come after a wrapper (setpriv ..., python -c MEASURE ...), or

@@ -61,7 +61,7 @@ def profile_cpu_shares_once(interp, pyprofile, tmp_path, out, fmt, seconds):
         proc.kill()
         scratch.cleanup()
     assert min(truth["calls"].values()) >= 10, truth
-    return truth["spent"], err, pid
+    return truth["spent"], err + "\nthe workload's plain sums: %s" % truth["spent_raw"], pid
 
 
 def test_cpu_shares_match_truth(interp, pyprofile, tmp_path):
@@ -87,8 +87,8 @@ def test_cpu_shares_match_truth(interp, pyprofile, tmp_path):
     for f in FUNCS:
         got = counted[f] / in_funcs
         want = truth[f] / truth_total
-        assert abs(got - want) <= TOLERANCE, "%s: %.1f%% of samples, truth %.1f%% (%s, %s)" % (
-            f, 100 * got, 100 * want, counted, truth)
+        assert abs(got - want) <= TOLERANCE, "%s: %.1f%% of samples, truth %.1f%% (%s, %s)\n%s" % (
+            f, 100 * got, 100 * want, counted, truth, err)
     # frames carry the file and a real line number
     sample = next(fr for fr, _, _ in rows if any(frame_name(x) == "burn_main" for x in fr))
     leaf = [x for x in sample if frame_name(x) == "burn_main"][0]
