@@ -389,7 +389,10 @@ def test_reused_code_addresses_keep_their_names(interp, pyprofile, tmp_path):
     try:
         read_json(scratch.host_path("state.json"), key="ready")
         out = str(tmp_path / "out.folded")
-        tool = start_tool(pyprofile, ["-F", "199", "-o", out, "--format", "folded",
+        # 999 Hz: each generation's 0.3 s of CPU gives about 300 samples,
+        # and the 35% bound is 6 standard deviations (2.6 at 199 Hz, over
+        # ten generations on every interpreter)
+        tool = start_tool(pyprofile, ["-F", "999", "-o", out, "--format", "folded",
                                       "-p", str(proc.pid)])
         os.kill(proc.pid, signal.SIGUSR1)
         state = read_json(scratch.host_path("state.json"), timeout=60, key="done")
