@@ -10,7 +10,9 @@ Writes DIR/state.json ({"pid", "ready"}) and waits for DIR/go to appear
     on a socket that never gets data) until the main thread is done. Its
     native thread id is in state.json as "select_tid" (3.8+).
 Each function adds the time its blocking call was blocked to the truth,
-which is written to DIR/state.json before the process exits: the call's
+and each call's to "calls" (per function, the list of each call's
+blocked seconds), both written to DIR/state.json before the process
+exits: the call's
 wall time less the time the thread ran or waited for a CPU meanwhile (on a
 loaded machine a woken thread may wait long for a CPU, which pyoffcpu
 counts as runnable, not blocked), by the scheduler's accounting of the
@@ -35,6 +37,7 @@ LIBC.pread.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_
 LIBC.pread.restype = ctypes.c_ssize_t
 local = threading.local()
 truth = {"nap_in_sleep": 0.0, "wait_on_pipe": 0.0, "wait_in_select": 0.0}
+calls = {name: [] for name in truth}
 done = threading.Event()
 go = threading.Event()
 select_tid = []
@@ -79,26 +82,28 @@ def on_cpu_or_runnable():
         return None
 
 
-def blocked_since(t0, busy0):
+def blocked_since(t0, busy0, name):
     """Seconds blocked since monotonic T0, when on_cpu_or_runnable() said
-    BUSY0."""
+    BUSY0, added to NAME's truth and calls."""
     t1 = time.monotonic()
     busy1 = on_cpu_or_runnable()
     busy = busy1 - busy0 if busy0 is not None and busy1 is not None else 0.0
-    return max(0.0, t1 - t0 - busy)
+    blocked = max(0.0, t1 - t0 - busy)
+    truth[name] += blocked
+    calls[name].append(blocked)
 
 
 def nap_in_sleep():
     busy0, t0 = on_cpu_or_runnable(), time.monotonic()
     time.sleep(0.04)
-    truth["nap_in_sleep"] += blocked_since(t0, busy0)
+    blocked_since(t0, busy0, "nap_in_sleep")
 
 
 def wait_on_pipe(req_w, resp_r):
     os.write(req_w, b"?")
     busy0, t0 = on_cpu_or_runnable(), time.monotonic()
     os.read(resp_r, 1)
-    truth["wait_on_pipe"] += blocked_since(t0, busy0)
+    blocked_since(t0, busy0, "wait_on_pipe")
 
 
 def pipe_writer_delay(req_r, resp_w):
@@ -116,7 +121,7 @@ def wait_in_select():
     while not done.is_set():
         busy0, t0 = on_cpu_or_runnable(), time.monotonic()
         select.select([a], [], [], 0.05)
-        truth["wait_in_select"] += blocked_since(t0, busy0)
+        blocked_since(t0, busy0, "wait_in_select")
     a.close()
     b.close()
 
@@ -147,7 +152,7 @@ def main():
         wait_on_pipe(req_w, resp_r)
     done.set()
     selector.join()
-    write_state(ready=True, truth=truth)
+    write_state(ready=True, truth=truth, calls=calls)
 
 
 main()
