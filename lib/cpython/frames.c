@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpython/code.h"
@@ -178,15 +179,40 @@ static bool any_unreadable(const struct py_frame *f, int n)
 	return false;
 }
 
+/* Whether two walks found the same frames running the same code (where
+ * each one is in its code may move on between them). */
+static bool same_chain(const struct py_frame *a, int na, const struct py_frame *b, int nb)
+{
+	if (na != nb)
+		return false;
+	for (int i = 0; i < na; i++)
+		if (a[i].addr != b[i].addr || a[i].code != b[i].code)
+			return false;
+	return true;
+}
+
 int py_frames_read_settled(struct py_process *p, uint64_t tstate, struct py_frame *out,
 			   size_t max, bool *truncated)
 {
-	int n = -1;
+	struct py_frame *again = max ? calloc(max, sizeof(*again)) : NULL;
+	int n = py_frames_read(p, tstate, out, max, truncated);
 
-	for (int look = 0; look < PY_FRAMES_LOOKS; look++) {
-		n = py_frames_read(p, tstate, out, max, truncated);
-		if (n < 0 || !any_unreadable(out, n))
+	if (!again) /* out of memory: one walk, as good as it gets */
+		return n;
+	for (int look = 1; look < PY_FRAMES_LOOKS && n >= 0; look++) {
+		bool more = false;
+		int m = py_frames_read(p, tstate, again, max, &more);
+		bool settled = m >= 0 && !any_unreadable(again, m) && more == *truncated &&
+			       same_chain(out, n, again, m);
+
+		if (m < 0)
+			break;
+		memcpy(out, again, (size_t)m * sizeof(*out));
+		n = m;
+		*truncated = more;
+		if (settled)
 			break;
 	}
+	free(again);
 	return n;
 }

@@ -37,11 +37,14 @@ int py_frames_read(struct py_process *p, uint64_t tstate, struct py_frame *out, 
 		   bool *truncated);
 
 /*
- * py_frames_read for a thread that runs on while it is read: a walk that
- * met a frame it could not read (one popped and freed under it) is walked
- * again, up to PY_FRAMES_LOOKS times in all; the last walk is returned.
+ * py_frames_read for a thread that runs on while it is read: walked again
+ * until two walks in a row find the same frames running the same code,
+ * none unreadable, up to PY_FRAMES_LOOKS walks in all; the last walk is
+ * returned. One walk alone can be a mix of two stacks: a frame popped
+ * under it and reused (3.8-3.10 keep freed frame objects for the next
+ * call, of any thread) leads the walk on into another stack.
  */
-#define PY_FRAMES_LOOKS 3
+#define PY_FRAMES_LOOKS 5
 int py_frames_read_settled(struct py_process *p, uint64_t tstate, struct py_frame *out,
 			   size_t max, bool *truncated);
 
