@@ -313,9 +313,6 @@ def test_plt_stubs_are_named_after_their_targets(interp, pyprofile, libplt):
     assert stubs, (total, err)
 
 
-PLT_SECTIONS = (".plt", ".plt.got", ".plt.sec")
-
-
 def objdump_plt(path):
     """{address: name} of every byte of PATH's PLT sections by objdump's
     labels: the NAME@plt label the byte follows, or "[plt]" for code under
@@ -352,9 +349,10 @@ def test_plt_stub_names_match_objdump(libplt):
     out = subprocess.run([probe, libplt] + ["%x" % a for a in sorted(want)],
                          stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
     got = dict(line.split(" ", 1) for line in out.splitlines())
-    starts = {}
-    for addr in sorted(want):
-        starts.setdefault(want[addr], addr) if want[addr] != "[plt]" else None
+    starts = {}  # each stub's first byte
+    for addr, name in sorted(want.items()):
+        if name != "[plt]":
+            starts.setdefault(name, addr)
     wrong = []
     for addr, name in sorted(want.items()):
         name_got, _, off = got["%x" % addr].partition("+0x")

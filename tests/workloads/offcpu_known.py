@@ -9,10 +9,9 @@ Writes DIR/state.json ({"pid", "ready"}) and waits for DIR/go to appear
   - a second thread loops in wait_in_select() (select() with a 50 ms timeout
     on a socket that never gets data) until the main thread is done. Its
     native thread id is in state.json as "select_tid" (3.8+).
-Each function adds the time its blocking call was blocked to the truth,
-and each call's to "calls" (per function, the list of each call's
-blocked seconds), both written to DIR/state.json before the process
-exits: the call's
+Each function notes the time its blocking call was blocked in "calls"
+(per function, the list of each call's blocked seconds), written with
+their sums ("truth") to DIR/state.json before the process exits: the call's
 wall time less the time the thread ran or waited for a CPU meanwhile (on a
 loaded machine a woken thread may wait long for a CPU, which pyoffcpu
 counts as runnable, not blocked), by the scheduler's accounting of the
@@ -36,8 +35,7 @@ LIBC = ctypes.PyDLL(None)
 LIBC.pread.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_long]
 LIBC.pread.restype = ctypes.c_ssize_t
 local = threading.local()
-truth = {"nap_in_sleep": 0.0, "wait_on_pipe": 0.0, "wait_in_select": 0.0}
-calls = {name: [] for name in truth}
+calls = {"nap_in_sleep": [], "wait_on_pipe": [], "wait_in_select": []}
 done = threading.Event()
 go = threading.Event()
 select_tid = []
@@ -82,28 +80,26 @@ def on_cpu_or_runnable():
         return None
 
 
-def blocked_since(t0, busy0, name):
-    """Seconds blocked since monotonic T0, when on_cpu_or_runnable() said
-    BUSY0, added to NAME's truth and calls."""
+def note_blocked(name, t0, busy0):
+    """Adds to NAME's calls the seconds blocked since monotonic T0, when
+    on_cpu_or_runnable() said BUSY0."""
     t1 = time.monotonic()
     busy1 = on_cpu_or_runnable()
     busy = busy1 - busy0 if busy0 is not None and busy1 is not None else 0.0
-    blocked = max(0.0, t1 - t0 - busy)
-    truth[name] += blocked
-    calls[name].append(blocked)
+    calls[name].append(max(0.0, t1 - t0 - busy))
 
 
 def nap_in_sleep():
     busy0, t0 = on_cpu_or_runnable(), time.monotonic()
     time.sleep(0.04)
-    blocked_since(t0, busy0, "nap_in_sleep")
+    note_blocked("nap_in_sleep", t0, busy0)
 
 
 def wait_on_pipe(req_w, resp_r):
     os.write(req_w, b"?")
     busy0, t0 = on_cpu_or_runnable(), time.monotonic()
     os.read(resp_r, 1)
-    blocked_since(t0, busy0, "wait_on_pipe")
+    note_blocked("wait_on_pipe", t0, busy0)
 
 
 def pipe_writer_delay(req_r, resp_w):
@@ -121,7 +117,7 @@ def wait_in_select():
     while not done.is_set():
         busy0, t0 = on_cpu_or_runnable(), time.monotonic()
         select.select([a], [], [], 0.05)
-        blocked_since(t0, busy0, "wait_in_select")
+        note_blocked("wait_in_select", t0, busy0)
     a.close()
     b.close()
 
@@ -152,7 +148,7 @@ def main():
         wait_on_pipe(req_w, resp_r)
     done.set()
     selector.join()
-    write_state(ready=True, truth=truth, calls=calls)
+    write_state(ready=True, truth={name: sum(c) for name, c in calls.items()}, calls=calls)
 
 
 main()
