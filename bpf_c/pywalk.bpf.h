@@ -17,6 +17,7 @@
 
 #include "../lib/abi/py_abi.h"
 #include "asyncio_walk.bpf.h"
+#include "loop_guard.bpf.h"
 
 BPF_HASH(procs, u32, struct pyb_proc, 4096);
 BPF_ARRAY(layouts, struct pyb_layout, PYB_MAX_LAYOUTS);
@@ -43,6 +44,7 @@ struct pyb_scratch {
 	u64 ident_failed; /* nonzero: a read of the identity failed */
 	struct pyb_count_key key; /* pyprofile: the sample's */
 	u64 found_ts; /* pyb_find_tstate's match so far */
+	u32 scan_turns; /* and the thread states it looked at */
 	PYB_ASYNC_SCRATCH
 };
 BPF_PERCPU_ARRAY(pyb_scratch_map, struct pyb_scratch, 1);
@@ -171,6 +173,7 @@ static __always_inline u64 pyb_find_tstate(struct pyb_proc *proc, struct pyb_lay
 	u32 tid = pyb_ns_tid(proc, host_tid);
 	u64 *cached = tstates.lookup(&host_tid);
 	u64 interp, ts, top = 0;
+	int turn;
 
 	*frame = 0;
 	if (!tid)
@@ -192,7 +195,7 @@ static __always_inline u64 pyb_find_tstate(struct pyb_proc *proc, struct pyb_lay
 	/* reads from a null interpreter fail (give 0) and end the search */
 	interp = pyb_read_u64(proc->runtime_addr + L->runtime_interpreters_head);
 	ts = pyb_read_u64(interp + L->interp_threads_head);
-	for (int i = 0; i < PYB_MAX_THREAD_SCAN; i++) {
+	PYB_FOR(turn, PYB_MAX_THREAD_SCAN, s->scan_turns, searched) {
 		if (!ts) {
 			/* the next interpreter's list (each step costs one turn) */
 			interp = pyb_read_u64(interp + L->interp_next);
@@ -210,6 +213,7 @@ static __always_inline u64 pyb_find_tstate(struct pyb_proc *proc, struct pyb_lay
 		}
 		ts = pyb_read_u64(ts + L->tstate_next);
 	}
+searched: __attribute__((unused));
 	ts = s->found_ts;
 	if (ts) {
 		tstates.update(&host_tid, &ts);
@@ -362,7 +366,7 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 
 	s->stack.pid = pid;
 	s->walks++; /* memo entries of earlier walks stand only from 3.12 */
-	for (n = 0; n < PYB_MAX_FRAMES; n++) {
+	PYB_FOR(n, PYB_MAX_FRAMES, s->stack.len, walked) {
 		if (!frame)
 			break;
 		if (bpf_probe_read_user(s->frame, span, (void *)frame) < 0) {
@@ -399,10 +403,11 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 		hash = (hash ^ ident) * 0x100000001b3ULL;
 		hash = (hash ^ (u32)offset) * 0x100000001b3ULL;
 	}
+walked: __attribute__((unused));
+	PYB_FOR_END(s->stack.len, n);
 	/* Not "n >= PYB_MAX_FRAMES": a compare would make n precise, and the
 	 * verifier then checks what follows once for every value of n. A
 	 * frame left unread without a read error means the loop ran out. */
-	s->stack.len = n;
 	if (frame && !(s->stack.flags & PYB_STACK_READ_ERROR))
 		s->stack.flags |= PYB_STACK_TRUNCATED;
 	hash ^= s->stack.flags;

@@ -17,6 +17,7 @@
 #include "bpf/bcc_compile.h"
 #include "bpf/bpf_cache.h"
 #include "bpf/detach.h"
+#include "bpf/loop_guard.h"
 #include "bpf/prog_load.h"
 #include "sys/clock.h"
 #include "sys/proc_maps.h"
@@ -217,6 +218,10 @@ int bpfmod_load(struct bpfmod *m, const char *fn, int prog_type)
 	insns = bpf_image_relocate(&m->img, fn, &n, m->err, sizeof(m->err));
 	if (!insns)
 		return -1;
+	if (loop_guard_patch(insns, n, m->err, sizeof(m->err)) < 0) {
+		free(insns);
+		return -1;
+	}
 	return prog_load_start(&m->progs[m->nprogs++], fn, prog_type, insns, n, m->img.license,
 			       m->img.kern_version, m->err, sizeof(m->err));
 }

@@ -20,6 +20,7 @@
 #include "sys/proc_tree.h"
 #include "sys/clock.h"
 #include "abi/py_abi.h"
+#include "bpf/loop_guard.h"
 #include "sys/target_file.h"
 #include "report/native_unnamed.h"
 #include "report/views.h"
@@ -130,6 +131,8 @@ int session_compile(struct tool_session *s, const char *text, const char *const 
 		all[n++] = "-DPYB_FOLLOW_CHILDREN=1";
 	if (s->no_native) /* no native walks: no 8 MiB of unwind rows either */
 		all[n++] = "-DUNWIND_ROWS=1";
+	if (loop_guard_available())
+		all[n++] = "-DPYB_MAY_GOTO=1";
 	for (int i = 0; i < ncflags && n < 32; i++)
 		all[n++] = cflags[i];
 	/* libbcc prints to stdout on some failures; keep stdout for results */
@@ -153,13 +156,15 @@ static void print_startup(struct tool_session *s)
 		return;
 	fprintf(stderr,
 		"%s: start-up %.2f s: checks %.2f s, BPF programs %.2f s (%s), verifier %.2f s "
-		"(the sum over %d %s, checked in parallel with the rest), %zu Python %s found "
-		"in %.2f s\n",
+		"(the sum over %d %s, checked in parallel with the rest; %s), %zu Python %s "
+		"found in %.2f s\n",
 		s->tool, (double)(now - s->t_begin) / 1e9,
 		(double)(s->t_checked - s->t_begin) / 1e9,
 		(double)(s->t_compiled - s->t_checked) / 1e9,
 		s->bpf.from_cache ? "compiled earlier, from the cache" : "compiled",
 		(double)s->bpf.load_ns / 1e9, s->bpf.nprogs, plural(s->bpf.nprogs, "program", "programs"),
+		loop_guard_available() ? "loops bounded by the kernel's may_goto"
+				       : "loops checked turn by turn",
 		registry_count(&s->reg, TARGET_ACTIVE),
 		plural(registry_count(&s->reg, TARGET_ACTIVE), "process", "processes"),
 		(double)(s->t_discovered - s->t_discovery) / 1e9);
