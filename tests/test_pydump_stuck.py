@@ -11,6 +11,7 @@ file. Run with:
     /usr/bin/python3 -m pytest -v tests/test_pydump_stuck.py
 """
 import json
+import os
 import re
 import subprocess
 import time
@@ -47,12 +48,27 @@ def settled(proc):
             and calls["sleeper"] in SLEEP_CALLS_ABSOLUTE | SLEEP_CALLS_RELATIVE)
 
 
+def clock_left_out():
+    """{cpu: seconds} each CPU's scheduler task clock has left out so far,
+    as /proc/stat counts it: time a hypervisor stole, and interrupts where
+    the kernel accounts their time (its irq, softirq and steal columns)."""
+    hz = os.sysconf("SC_CLK_TCK")
+    out = {}
+    with open("/proc/stat") as fp:
+        for line in fp:
+            f = line.split()
+            if f[0].startswith("cpu") and f[0] != "cpu":
+                out[f[0]] = sum(int(v) for v in f[6:9]) / hz
+    return out
+
+
 class Stuck:
-    def __init__(self, w):
+    def __init__(self, w, left_out):
         self.w = w
         self.truth = w.truth
         self.run = None
         self.doc = None
+        self.left_out_before = left_out
 
     def settle(self, pydump):
         for attempt in range(SETTLE_TRIES):
@@ -60,9 +76,17 @@ class Stuck:
                 time.sleep(SETTLE_PAUSE)
             self.run, self.doc = pydump_json(pydump, "-l", "-p", str(self.w.pid))
             self.looked_at = time.monotonic()
+            self.left_out_after = clock_left_out()
             if self.doc and self.doc["processes"] and settled(self.doc["processes"][0]):
                 break
         return self
+
+    def clock_lost(self):
+        """The most any CPU's task clock left out from before the workload
+        started to just after the look (each of the three columns read
+        may be short by a tick)."""
+        before, after = self.left_out_before, self.left_out_after
+        return max(after[c] - before[c] for c in before) + 3 / os.sysconf("SC_CLK_TCK")
 
     @property
     def proc(self):
@@ -79,8 +103,9 @@ class Stuck:
 @pytest.fixture(scope="module")
 def stuck(interp, pydump, tmp_path_factory):
     host_tmp = tmp_path_factory.mktemp("stuck-" + interp.id)
+    left_out = clock_left_out()  # before any of its threads blocks
     with started(interp, "stuck.py", host_tmp) as w:
-        yield Stuck(w).settle(pydump)
+        yield Stuck(w, left_out).settle(pydump)
 
 
 def tid_known_to_process(t):
@@ -142,15 +167,22 @@ def test_sleep_time_left(stuck):
     # the workload's monotonic clock is the machine's: compare directly
     expected = sleep["seconds"] - (stuck.looked_at - sleep["started"])
     assert s["left_s"] is not None, t["state"]
+    lost = stuck.clock_lost()
+    print("sleep time left: %s, %.3f s past the look's (%.3f s left out by a CPU's clock)" % (
+        s["name"], s["left_s"] - expected, lost))
     if s["name"] in SLEEP_CALLS_ABSOLUTE:
         assert not s["left_estimated"]
         assert expected - 0.5 <= s["left_s"] <= expected + 2.0, (s, expected)
     else:
         assert s["name"] in SLEEP_CALLS_RELATIVE, s
         assert s["left_estimated"] and s["timeout_s"] == pytest.approx(sleep["seconds"])
-        # off-CPU time by the scheduler's clock never runs long: left is an upper bound
-        assert expected - 0.5 <= s["left_s"] <= expected + 0.5 + 0.2 * (
-            sleep["seconds"] - expected), (s, expected)
+        # off-CPU time by the scheduler's clock never runs long: left is an
+        # upper bound, over by what that clock left out of the sleep (as
+        # measured, where a guess of 20% of the time to the look stood; on
+        # the CI VM a tick or two even at a load of 18), by the sleeper's
+        # steps from its record to the call and by pydump's after its read
+        # (together at most 0.06 s at a load of 20)
+        assert expected - 0.5 <= s["left_s"] <= expected + 0.5 + lost, (s, expected, lost)
     assert t["frames"][0]["name"] == "sleeper"
 
 
