@@ -6,7 +6,7 @@ alternates CPU bursts (burn) with sleeps (nap). The main thread waits for
 both. OUT (JSON) gets each thread's native id, alpha_work's def line and
 its two hot lines, and per function the wall and CPU time it measured
 itself: burn and nap (beta's), alpha_work (alpha's); for nap also the
-sleep it asked for.
+sleep it asked for and its number of calls.
 """
 import ctypes
 import json
@@ -50,6 +50,7 @@ def nap(seconds):
     time.sleep(seconds)
     account("nap", w0, c0)
     truth["nap"]["asked"] = truth["nap"].get("asked", 0.0) + seconds
+    truth["nap"]["calls"] = truth["nap"].get("calls", 0) + 1
 
 
 def alpha():
