@@ -1,9 +1,9 @@
 """Hostile ELF files (issue 24, items 5-7): a process loads a library made
 hostile in its section headers or its .eh_frame (tests/elf_bombs.py), or
 cuts its own library short and writes it back again and again while the
-tools read it. pyprofile and pydump -n must end in bounded time, inside the
-tools' memory budget (man pages, BUDGET), without a crash, and name the
-library's frames right (or say they read it only in part).
+tools read it. pyprofile and pydump -n must end within a bounded CPU time
+and the tools' memory budget (man pages, BUDGET), without a crash, and name
+the library's frames right (or say they read it only in part).
 
 Before the budgets: 200 overlapping notes took pyprofile to 1.6 GB, 65535
 sections past 3 GB (killed) and pydump -n past 240 s (killed), the shared
@@ -22,7 +22,12 @@ from profiling import parse_folded, read_json, run_measured
 
 WORKLOAD = os.path.join(WORKLOADS, "hostile_library.py")
 BUDGET_MB = 256   # the tools' stated budget (man pages, BUDGET)
-TIMEOUT = 60      # the old tools took minutes to hours on these, or never ended
+# the old tools took minutes to hours on these, or never ended. Their CPU
+# time (user and system) is bounded, not the wall time, which a loaded
+# machine stretches: at a load of 19 on 2 vCPUs, pyprofile's 2 s runs took
+# up to 12 s, of which 2 s on a CPU
+CPU_SECONDS = 60
+HANG_SECONDS = 120  # then the tool is killed (blocked, or spinning past CPU_SECONDS)
 KINDS = ["notes", "huge", "many", "ehframe", "bigcie"]
 READ_IN_PART = "read in part, within the tool's budget"
 
@@ -49,12 +54,23 @@ class Workload:
         self.scratch.cleanup()
 
 
+def children_cpu():
+    t = os.times()
+    return t.children_user + t.children_system
+
+
 def measured(tool, args):
-    rc, out, err, seconds, rss_mb = run_measured([tool_path(tool)] + args, timeout=TIMEOUT,
+    """TOOL ARGS run to its end: (stdout, stderr), once it ended with 0
+    inside CPU_SECONDS and BUDGET_MB."""
+    before = children_cpu()
+    rc, out, err, seconds, rss_mb = run_measured([tool_path(tool)] + args, timeout=HANG_SECONDS,
                                                  memory_limit_mb=4 * BUDGET_MB)
-    assert rc == 0, "%s ended with %s after %.1f s, %.0f MB:\n%s" % (tool, rc, seconds,
-                                                                      rss_mb, err)
-    assert seconds < TIMEOUT and rss_mb < BUDGET_MB, (seconds, rss_mb, err)
+    # the tool's and its measuring parent's, which run_measured has reaped
+    cpu = children_cpu() - before
+    print("%s %s: %.1f s, %.2f s of CPU, %.0f MB" % (tool, " ".join(args), seconds, cpu, rss_mb))
+    assert rc == 0, "%s ended with %s after %.1f s (%.1f s of CPU), %.0f MB:\n%s" % (
+        tool, rc, seconds, cpu, rss_mb, err)
+    assert cpu < CPU_SECONDS and rss_mb < BUDGET_MB, (cpu, seconds, rss_mb, err)
     return out, err
 
 
@@ -71,18 +87,22 @@ def waiter_frames(text):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_pyprofile_reads_hostile_library_in_budget(interp, libraries, tmp_path, kind):
-    """pyprofile -p for 2 s at 299 Hz (the samples of 3 s at 199 Hz): done
-    in time and memory; the samples in do_native go on into the library,
-    named (bomb_spin, bomb_helper)."""
+    """pyprofile -p for 2 s at 997 Hz: done in time and memory; the samples
+    in do_native go on into the library, named (bomb_spin, bomb_helper)."""
     w = Workload(interp, tmp_path, libraries[kind])
     try:
-        out, err = measured("pyprofile", ["-v", "-F", "299", "-f", "-p", str(w.proc.pid), "2"])
+        # 997 Hz: at a load of 15 on 2 vCPUs the workload had 4% of a CPU
+        # in the 2 s, 23 samples at 299 Hz, where the 80% bound was 3
+        # standard deviations of the named share below the 95% it runs at;
+        # some 75 samples make it 6, and the floor of 5 samples far off
+        out, err = measured("pyprofile", ["-v", "-F", "997", "-f", "-p", str(w.proc.pid), "2"])
     finally:
         w.stop()
     rows = [([f for f in fr if not f.endswith("_[k]")], c)  # (an interrupt's frames)
             for fr, _, c in parse_folded(out) if any("do_native" in f for f in fr)]
     total = sum(c for _, c in rows)
     named = sum(c for fr, c in rows if fr[-1] in ("bomb_spin", "bomb_helper"))
+    print("%s: %d of %d samples in do_native named" % (kind, named, total))
     assert total >= 5, out + err  # (a loaded machine gives the workload little CPU)
     assert named >= 0.8 * total, (named, total, out)
     if kind in ("many", "bigcie"):  # more than looked at: said so
@@ -116,7 +136,11 @@ def test_library_cut_short_while_read(interp, libraries, tmp_path):
             frames = waiter_frames(out)
             assert not frames or not frames[0].startswith("bomb_") or \
                 frames[0].startswith("bomb_sleep+"), out
-        out, err = measured("pyprofile", ["-f", "-p", str(w.proc.pid), "2"])
-        assert any("do_python" in f for fr, _, _ in parse_folded(out) for f in fr), out + err
+        # 997 Hz, not the default 49: under load the workload may get 4% of
+        # a CPU in the 2 s, some 4 samples at 49 Hz (none 1 time in 45)
+        out, err = measured("pyprofile", ["-F", "997", "-f", "-p", str(w.proc.pid), "2"])
+        python = sum(c for fr, _, c in parse_folded(out) if any("do_python" in f for f in fr))
+        print("cut short: %d samples in do_python" % python)
+        assert python, out + err
     finally:
         w.stop()
