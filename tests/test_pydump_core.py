@@ -21,7 +21,7 @@ import time
 import pytest
 
 from test_pydump import Run
-from test_pydump_stuck import Stuck, pydump_json, started
+from test_pydump_stuck import Stuck, clock_left_out, pydump_json, started
 
 GCORE_TIMEOUT = 120
 CRASH_TIMEOUT = 60
@@ -93,8 +93,9 @@ def by_ident(proc):
 @pytest.fixture(scope="module")
 def gcored(interp, pydump, tmp_path_factory):
     host_tmp = tmp_path_factory.mktemp("gcore-" + interp.id)
+    left_out = clock_left_out()  # before any of its threads blocks
     with started(interp, "stuck.py", host_tmp) as w:
-        live = Stuck(w).settle(pydump)
+        live = Stuck(w, left_out).settle(pydump)
         # the native frames a live look finds, just before the core is taken
         live.native_run, live.native = pydump_json(pydump, "-n", "-p", str(w.pid))
         core = gcore(w.pid, str(host_tmp / "core"))
