@@ -393,12 +393,25 @@ def host_interp():
     pytest.skip("host python3.11 not available")
 
 
+MAPPING_CHANGED = "[mapping changed]"
+
+
 def test_startup_frames_are_kept_when_asked(pyprofile):
     """--startup-frames: the interpreter's start-up frames stay below
     <module> (Py_BytesMain is exported, so named even when stripped)."""
     rows, err, _ = profile(host_interp(), pyprofile, ["-U", "-F", "99", "--startup-frames"], 2)
     main = [(fr, c) for fr, _, c in rows if any(frame_name(f) == "do_zlib" for f in fr)]
-    assert main, err
+    # a stack walked while the process's mappings were not yet known to
+    # match (before user space first read them whole, any munmap counts as
+    # a change) has its native frames left out and says so: a rehearsal had
+    # one such sample (1 or 2 of about 70 in every run, until registration
+    # read the mappings again at once after a change); at most 5% of them,
+    # the rest with start-up frames, every one
+    changed = sum(c for fr, c in main if fr[-1] == MAPPING_CHANGED)
+    main = [(fr, c) for fr, c in main if fr[-1] != MAPPING_CHANGED]
+    total = changed + sum(c for _, c in main)
+    print("%d of %d samples in do_zlib marked %s" % (changed, total, MAPPING_CHANGED))
+    assert main and changed <= 0.05 * total, err
     for frames, _ in main:
         startup = frames[:[frame_name(f) for f in frames].index("<module>")]
         assert "Py_BytesMain" in startup, frames

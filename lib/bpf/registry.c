@@ -244,6 +244,16 @@ static int register_bpf(struct py_registry *r, struct py_target *t)
 		/* the program's names before an exec are not this one's */
 		native_symbols_forget(r->nsyms, t->pid);
 		t->native = sync_native(r, t, &moved) > 0;
+		/* Until its code ranges are known, any munmap of the process
+		 * counts as a change, and the first read (building the
+		 * files' tables) is slow: one of a process that unmaps memory
+		 * often is seldom stable. Walks stay leaf-only until one is;
+		 * the next reads are quick. */
+		for (int round = 0; t->native && round < 3 &&
+				    native_maps_gen_moved(r->native, t->pid);
+		     round++)
+			if (sync_native(r, t, &moved) < 0)
+				break;
 		if (t->native)
 			cfg.flags |= PYB_PROC_NATIVE_STACKS;
 	}
