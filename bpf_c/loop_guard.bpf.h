@@ -30,14 +30,19 @@
 #define PYB_STRINGIFY(x) PYB_STRINGIFY_(x)
 
 #ifdef PYB_MAY_GOTO
-/* "memory": the count is read back from map memory at each turn, never
- * carried in a register the verifier would know */
+/* The count is stored to and read back from map memory at each turn
+ * (volatile), never carried in a register the verifier would know; no
+ * "memory" clobber, which would make every other field the loop reads
+ * (the layout's offsets, the scratch's pointers) be loaded again each
+ * turn as well. */
 #define PYB_LOOP_GUARD(out)                                                                  \
 	asm goto("if r0 == " PYB_STRINGIFY(PYB_LOOP_GUARD_IMM) " goto %l[" #out "]"         \
-		 : : : "memory" : out)
+		 : : : : out)
 #define PYB_FOR(n, max, kept, out)                                                           \
-	for ((kept) = 0;; (kept) = (n) + 1)                                                  \
-		if (({ PYB_LOOP_GUARD(out); (n) = (kept); (n) >= (max); }))                  \
+	for (*(volatile __typeof__(kept) *)&(kept) = 0;;                                     \
+	     *(volatile __typeof__(kept) *)&(kept) = (n) + 1)                                \
+		if (({ PYB_LOOP_GUARD(out); (n) = *(volatile __typeof__(kept) *)&(kept);     \
+		       (n) >= (max); }))                                                     \
 			break;                                                               \
 		else
 #define PYB_FOR_END(kept, n)
