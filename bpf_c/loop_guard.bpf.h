@@ -38,11 +38,10 @@
 #define PYB_LOOP_GUARD(out)                                                                  \
 	asm goto("if r0 == " PYB_STRINGIFY(PYB_LOOP_GUARD_IMM) " goto %l[" #out "]"         \
 		 : : : : out)
+#define PYB_IN_MEMORY(x) (*(volatile __typeof__(x) *)&(x))
 #define PYB_FOR(n, max, kept, out)                                                           \
-	for (*(volatile __typeof__(kept) *)&(kept) = 0;;                                     \
-	     *(volatile __typeof__(kept) *)&(kept) = (n) + 1)                                \
-		if (({ PYB_LOOP_GUARD(out); (n) = *(volatile __typeof__(kept) *)&(kept);     \
-		       (n) >= (max); }))                                                     \
+	for (PYB_IN_MEMORY(kept) = 0;; PYB_IN_MEMORY(kept) = (n) + 1)                        \
+		if (({ PYB_LOOP_GUARD(out); (n) = PYB_IN_MEMORY(kept); (n) >= (max); }))     \
 			break;                                                               \
 		else
 #define PYB_FOR_END(kept, n)

@@ -135,6 +135,15 @@ def share_on_stack(rows, name, within=None):
     return sum(c for fr, c in rows if on_stack(fr, name)) / total, total
 
 
+def offcpu_window_start(err, started):
+    """When pyoffcpu's window began (time.monotonic()), from -v's STDERR and
+    STARTED, when it said it had started: it reads the threads already
+    blocked first (0.3 s before on a loaded machine)."""
+    m = re.search(r"off CPU as the run began \(read in ([\d.]+) ms\)", err)
+    assert m, err
+    return started - float(m.group(1)) / 1e3
+
+
 def report_steps():
     """{line: step} of build_report in lab 1's report.py: a step is the
     lines between two of its thread_time() calls, the loop that calls the
@@ -250,11 +259,7 @@ def test_lab2_waiting_service(lab_interp, tmp_path):
         out, err, _ = run_until(
             tool_path("pyoffcpu"), ["--threads", "-R", "-f", "-p", str(proc.pid)], proc.pid,
             blocked_seconds, 4, 60, started=lambda: note("start"), stopping=lambda: note("stop"))
-        # its window begins as it reads the threads already blocked, before
-        # it says it has started: 0.3 s before on a loaded machine
-        m = re.search(r"off CPU as the run began \(read in ([\d.]+) ms\)", err)
-        assert m, err
-        mark("start", sched["start"][0] - float(m.group(1)) / 1e3)
+        mark("start", offcpu_window_start(err, sched["start"][0]))
         mark("stop", sched["stop"][0])
         return out
     try:
@@ -492,11 +497,7 @@ def test_lab5_async_gateway(lab_interp, tmp_path):
                                 proc.pid, clock, 4, 60,
                                 started=lambda: window.update(start=time.monotonic()),
                                 stopping=lambda: window.update(stop=time.monotonic()))
-        # its window begins as it reads the threads already blocked, before
-        # it says it has started
-        m = re.search(r"off CPU as the run began \(read in ([\d.]+) ms\)", err)
-        assert m, err
-        mark("start", window["start"] - float(m.group(1)) / 1e3)
+        mark("start", offcpu_window_start(err, window["start"]))
         mark("stop", window["stop"])
         return out
     try:

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from conftest import BUILD, WORKLOADS
+from test_hostile_maps import MARKER as MAPPING_CHANGED
 import interpreters
 from profiling import (cpu_seconds, finish, frame_name, parse_folded, run_on_cue, run_until,
                        start_tool, wall_seconds)
@@ -391,9 +392,6 @@ def host_interp():
         if isinstance(i, interpreters.Interpreter) and i.id == "host-3.11":
             return i
     pytest.skip("host python3.11 not available")
-
-
-MAPPING_CHANGED = "[mapping changed]"
 
 
 def test_startup_frames_are_kept_when_asked(pyprofile):
