@@ -4,15 +4,16 @@
  * of the current task (bpf_probe_read_user) with offsets user space checked
  * against that very process; never reads kernel structs.
  *
- * Cost per frame: one user-memory read of the frame struct, one of the
- * code object's fields (its "window", see struct pyb_layout), then five
- * small ones for its name and file strings (length, state and last 8
- * characters of each) and its line table (length and first 8 bytes),
- * unless this CPU's memo of code objects already has it
- * (pyb_code_ident_memo). The address alone does not tell a code object:
- * a freed code object's address (and its strings') is taken by the next
- * one of the same size. User space names code objects by (address,
- * identity).
+ * Cost per frame: the frame struct (from 3.11 most often out of a copy of
+ * the frames below it, pyb_read_frame), one user-memory read of the code
+ * object's fields (its "window", see struct pyb_layout), then five small
+ * ones for its name and file strings (length, state and last 8 characters
+ * of each) and its line table (length and first 8 bytes), unless this
+ * CPU's memo of code objects already has it (pyb_code_ident_memo); a code
+ * object met earlier in the same walk costs no read at all. The address
+ * alone does not tell a code object: a freed code object's address (and
+ * its strings') is taken by the next one of the same size. User space
+ * names code objects by (address, identity).
  */
 
 #include "../lib/abi/py_abi.h"
@@ -26,11 +27,15 @@ BPF_ARRAY(layouts, struct pyb_layout, PYB_MAX_LAYOUTS);
  * every entry is checked before use. LRU: threads come and go. */
 BPF_TABLE("lru_hash", u32, u64, tstates, 65536);
 
+/* Bytes of a thread's frames read at once (pyb_read_frame). */
+#define PYB_FRAME_WINDOW 2048
+
 /* Code objects this CPU identified lately (pyb_code_ident_memo). */
 #define PYB_CODE_MEMO 256
 struct pyb_code_memo {
 	u64 code, fields, ident;
-	u64 walk; /* the walk (pyb_scratch.walks) that read its identity */
+	u64 walk; /* the last walk (pyb_scratch.walks) that met it */
+	u64 traceable; /* its first traceable instruction (cw_traceable) */
 };
 
 struct pyb_scratch {
@@ -38,6 +43,8 @@ struct pyb_scratch {
 	struct pyb_code_memo memo[PYB_CODE_MEMO];
 	u64 walks; /* walks this CPU began */
 	u64 frame[16]; /* one frame struct, read whole, as aligned words */
+	u64 window_at; /* where window begins (1: nowhere) */
+	u64 window[PYB_FRAME_WINDOW / 8 + 16]; /* pyb_read_frame's */
 	u64 code[PYB_CODE_SPAN_MAX / 8]; /* a code object's window, likewise */
 	u64 lines[4];  /* the head of a line table (bytes object) */
 	u64 str_meta[3]; /* a str's length, hash and state (pyb_str_ident) */
@@ -224,6 +231,57 @@ searched: __attribute__((unused));
 	return ts;
 }
 
+/*
+ * Reads the frame struct at frame (span bytes) into s->frame; 0 or a read
+ * error.
+ *
+ * A read of user memory costs several times what copying a frame does, and
+ * from 3.11 a thread's frames lie one below the other in its data stack:
+ * where the kernel bounds the walk's loop (its verifier's budget leaves
+ * room), a frame is read with up to PYB_FRAME_WINDOW bytes below it on its
+ * page, and the frames the walk meets there next are taken from that copy.
+ * The window never leaves the pages the frame itself is on, so it reads
+ * only when a read of the frame alone would, and what it holds is the
+ * memory as it was in this walk (the thread is stopped while it is walked;
+ * the GIL holder pygil walks is not, and one copy of its frames is a more
+ * coherent picture of them than reads one after the other).
+ */
+static __always_inline int pyb_read_frame(struct pyb_layout *L, struct pyb_scratch *s, u64 frame,
+					  u32 span)
+{
+#ifdef PYB_MAY_GOTO
+	if (L->frame_model != PYB_FRAMES_OBJECTS && !(frame & 7)) {
+		u64 rel = frame - s->window_at;
+
+		if (rel > PYB_FRAME_WINDOW - span) {
+			u64 end = frame + span, at = end - PYB_FRAME_WINDOW, page = frame & ~4095ULL;
+			u64 len;
+
+			if ((s64)(at - page) < 0) /* user addresses are below 2^63 */
+				at = page;
+			at &= ~7ULL; /* at most frame, which is aligned */
+			len = end - at;
+			s->window_at = 1;
+			rel = ~0ULL;
+			if (len <= PYB_FRAME_WINDOW + 8 &&
+			    bpf_probe_read_user(s->window, len, (void *)at) == 0) {
+				s->window_at = at;
+				rel = frame - at;
+			}
+		}
+		if (rel <= PYB_FRAME_WINDOW - span) {
+			u32 w = (rel >> 3) & (PYB_FRAME_WINDOW / 8 - 1);
+
+#pragma unroll
+			for (int i = 0; i < 16; i++)
+				s->frame[i] = s->window[w + i];
+			return 0;
+		}
+	}
+#endif
+	return bpf_probe_read_user(s->frame, span, (void *)frame);
+}
+
 /* PYB_STR_IDENT of the str at ptr (see py_abi.h): length and state in
  * one read (with the hash between them, left out: it changes), then its
  * last 8 characters, kept only if it is ASCII and 8 or more long. Reads
@@ -294,10 +352,12 @@ static __always_inline struct pyb_code_memo *pyb_memo_entry(struct pyb_scratch *
  * sample costs on a cold cache. This CPU keeps a memo of the identities it
  * read, which stands for a code object found at the same address with the
  * same fields:
- *  - within one walk, on every version: the thread is stopped while it is
- *    walked, and each of its frames holds its code object (and that its
- *    strings), so an address seen twice in one stack (a recursion) is one
- *    object;
+ *  - within one walk, on every version, without reading its window again:
+ *    the thread is stopped while it is walked, and each of its frames
+ *    holds its code object (and that its strings), so an address seen
+ *    twice in one stack (a recursion) is one object (a GIL holder, which
+ *    runs on, could only free an inner frame's code object: the walk goes
+ *    outwards, to frames older than it);
  *  - from one walk to the next from 3.12, where a code object carries
  *    co_version, a number the interpreter gives each new code object; not
  *    where there is none (3.8-3.11: a code object made where a freed one
@@ -305,17 +365,24 @@ static __always_inline struct pyb_code_memo *pyb_memo_entry(struct pyb_scratch *
  *    what they say) or it is 0 (the interpreter's count ran out).
  */
 static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_scratch *s,
-					       u64 code, u32 pid)
+					       u64 code, u32 pid, u64 *traceable)
 {
 	u32 span = L->cw_span & (PYB_CODE_SPAN_MAX - 1);
-	struct pyb_code_memo *m;
+	struct pyb_code_memo *m = pyb_memo_entry(s, code, pid);
 	u64 ident;
 
-	bpf_probe_read_user(s->code, span, (void *)(code + L->cw_at));
-	m = pyb_memo_entry(s, code, pid);
-	if ((pyb_code_int(s, L->cw_version) || m->walk == s->walks) && m->code == code &&
-	    m->fields == pyb_memo_fields(L, s, pid))
+	/* met earlier in this walk: the same object, its window unread */
+	if (m->walk == s->walks && m->code == code) {
+		*traceable = m->traceable;
 		return m->ident;
+	}
+	bpf_probe_read_user(s->code, span, (void *)(code + L->cw_at));
+	*traceable = pyb_code_int(s, L->cw_traceable);
+	if (pyb_code_int(s, L->cw_version) && m->code == code &&
+	    m->fields == pyb_memo_fields(L, s, pid)) {
+		m->walk = s->walks;
+		return m->ident;
+	}
 	m->code = 0; /* not whole until its identity is in */
 	s->ident_failed = 0;
 	ident = PYB_CODE_IDENT(pyb_str_ident(L, s, s->code[CWORD(L->cw_name)]),
@@ -328,6 +395,7 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 	m->fields = pyb_memo_fields(L, s, pid);
 	m->ident = ident;
 	m->walk = s->walks;
+	m->traceable = pyb_code_int(s, L->cw_traceable);
 	/* an identity some read of which failed is not kept: it would stand
 	 * for the object, unnamed, for as long as the entry lasts */
 	m->code = code & (0 - (u64)(s->ident_failed == 0));
@@ -366,10 +434,11 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 
 	s->stack.pid = pid;
 	s->walks++; /* memo entries of earlier walks stand only from 3.12 */
+	s->window_at = 1;
 	PYB_FOR(n, PYB_MAX_FRAMES, s->stack.len, walked) {
 		if (!frame)
 			break;
-		if (bpf_probe_read_user(s->frame, span, (void *)frame) < 0) {
+		if (pyb_read_frame(L, s, frame, span) < 0) {
 			s->stack.flags |= PYB_STACK_READ_ERROR;
 			break;
 		}
@@ -387,11 +456,12 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 
 		PYB_ASYNC_WALK_FRAME(s, idx, frame, owner, owner_gen);
 		frame = s->frame[w_prev];
-		u64 ident = pyb_code_ident_memo(L, s, code, pid);
+		u64 traceable;
+		u64 ident = pyb_code_ident_memo(L, s, code, pid, &traceable);
 		/* incomplete (_PyFrame_IsIncomplete): not owned by a generator,
 		 * and its instruction before the first traceable one */
 		u64 other_owner = ((owner ^ owner_gen) | (0 - (owner ^ owner_gen))) >> 63;
-		u64 early = (u64)(offset - (s64)(pyb_code_int(s, L->cw_traceable) * 2)) >> 63;
+		u64 early = (u64)(offset - (s64)(traceable * 2)) >> 63;
 		u64 hidden = early & other_owner & has_traceable;
 
 		s->stack.frames[idx].code = code;
