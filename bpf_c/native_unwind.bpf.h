@@ -64,6 +64,10 @@ struct pyb_uregs {
  * be stale: a miss costs the check. */
 #define PYB_ROW_CACHE 512
 
+/* Bytes of a thread's stack read at once (pyb_stack_u64). */
+#define PYB_STACK_WINDOW 4096
+#define PYB_STACK_BELOW 64
+
 /* Per-CPU room for a walk: more than the BPF stack can hold beside the
  * callers' frames. */
 struct pyb_native_scratch {
@@ -77,6 +81,12 @@ struct pyb_native_scratch {
 	u32 done;  /* the walk is over (st.end says why) */
 	u32 evals_left; /* eval-loop frames until the outermost, or 0: walk on */
 	u32 row_cache[PYB_ROW_CACHE]; /* unwind_rows index per hashed address */
+	/* the mapping of the walk's last frame (a copy of its trie value):
+	 * callers are mostly in the same file as their callees */
+	struct pyb_native_map map;
+	/* pyb_stack_u64's copy of the stack: stack_len bytes from stack_at */
+	u64 stack_at, stack_len;
+	u64 stack[PYB_STACK_WINDOW / 8];
 	u32 gated; /* mappings changed since user space read them: leaf only */
 };
 BPF_PERCPU_ARRAY(native_scratch, struct pyb_native_scratch, 1);
@@ -141,6 +151,44 @@ static __always_inline int pyb_read_user_u64(u64 addr, u64 *v)
 	return bpf_probe_read_user(v, sizeof(*v), (void *)addr);
 }
 
+/*
+ * The 8 bytes of the walked thread's stack at addr. A read of user memory
+ * costs several times what copying a few hundred bytes does, and a caller's
+ * frame is above its callee's: a word is read with the rest of its page
+ * above it (up to PYB_STACK_WINDOW bytes), and the words the walk asks for
+ * next are taken from that copy while they are in it. The window never
+ * leaves addr's page, so it reads only where a read of the word would, and
+ * it holds the stack as it was in this walk (the thread is stopped).
+ */
+static __always_inline int pyb_stack_u64(struct pyb_native_scratch *ns, u64 addr, u64 *v)
+{
+	u64 rel = addr - ns->stack_at;
+
+	if (addr & 7)
+		return pyb_read_user_u64(addr, v);
+	if (rel >= PYB_STACK_WINDOW || rel + 8 > ns->stack_len) {
+		/* from a few words below (a frame's saved registers are
+		 * below its return address) to the end of the page */
+		u64 at = addr - PYB_STACK_BELOW, page = addr & ~4095ULL, len;
+
+		if ((s64)(at - page) < 0) /* user addresses are below 2^63 */
+			at = page;
+		len = page + 4096 - at; /* 8 to 4096, aligned */
+		if (len > PYB_STACK_WINDOW)
+			len = PYB_STACK_WINDOW;
+		ns->stack_len = 0;
+		if (bpf_probe_read_user(ns->stack, len, (void *)at))
+			return -1;
+		ns->stack_at = at;
+		ns->stack_len = len;
+		rel = addr - at;
+		if (rel >= PYB_STACK_WINDOW) /* never: for the verifier */
+			return -1;
+	}
+	*v = ns->stack[(rel >> 3) & (PYB_STACK_WINDOW / 8 - 1)];
+	return 0;
+}
+
 static __always_inline void pyb_native_end_count(u32 pid, u32 why)
 {
 	u64 key = ((u64)pid << 32) | why, one = 1, *n = native_ends.lookup(&key);
@@ -168,7 +216,7 @@ static __always_inline int pyb_native_step(struct pyb_native_scratch *ns,
 		/* the leaf may be in its prologue: its row says, if it has one */
 		if (!r->bp)
 			return PYB_NATIVE_COMPLETE;
-		if (pyb_read_user_u64(r->bp, &bp) || pyb_read_user_u64(r->bp + 8, &ra))
+		if (pyb_stack_u64(ns, r->bp, &bp) || pyb_stack_u64(ns, r->bp + 8, &ra))
 			return PYB_NATIVE_UNREADABLE;
 		cfa = r->bp + 16;
 	} else {
@@ -182,9 +230,9 @@ static __always_inline int pyb_native_step(struct pyb_native_scratch *ns,
 		if (kind == PYB_CFA_SIGNAL) {
 			/* struct ucontext at rsp: its mcontext's gregs at 40,
 			 * rbp the 11th, rsp the 16th, rip the 17th */
-			if (pyb_read_user_u64(r->sp + 40 + 10 * 8, &bp) ||
-			    pyb_read_user_u64(r->sp + 40 + 15 * 8, &cfa) ||
-			    pyb_read_user_u64(r->sp + 40 + 16 * 8, &ra))
+			if (pyb_stack_u64(ns, r->sp + 40 + 10 * 8, &bp) ||
+			    pyb_stack_u64(ns, r->sp + 40 + 15 * 8, &cfa) ||
+			    pyb_stack_u64(ns, r->sp + 40 + 16 * 8, &ra))
 				return PYB_NATIVE_UNREADABLE;
 			r->ip = ra;
 			r->sp = cfa;
@@ -197,10 +245,10 @@ static __always_inline int pyb_native_step(struct pyb_native_scratch *ns,
 			cfa = r->sp + (s64)row->cfa_off8 * 8;
 		if (kind == PYB_CFA_PLT && (r->ip & 15) >= (u64)(s64)row->rbp_off)
 			cfa += 8;
-		if (pyb_read_user_u64(cfa - 8, &ra))
+		if (pyb_stack_u64(ns, cfa - 8, &ra))
 			return PYB_NATIVE_UNREADABLE;
 		if (kind != PYB_CFA_PLT && row->rbp_off &&
-		    pyb_read_user_u64(cfa + (s64)row->rbp_off * 8, &bp))
+		    pyb_stack_u64(ns, cfa + (s64)row->rbp_off * 8, &bp))
 			return PYB_NATIVE_UNREADABLE;
 	}
 	/* callers' frames are above their callees' */
@@ -236,6 +284,8 @@ static __always_inline struct pyb_native_scratch *pyb_native_begin(u32 pid, u64 
 	ns->st.end = PYB_NATIVE_TOO_DEEP;
 	ns->h = 0xcbf29ce484222325ULL;
 	ns->done = 0;
+	ns->map.end = 0; /* none yet */
+	ns->stack_len = 0;
 	return ns;
 }
 
@@ -346,8 +396,17 @@ static __always_inline void pyb_native_batch(void *ctx, struct pyb_native_scratc
 				return;
 			}
 		}
-		__builtin_memcpy(ns->mk.addr, &be, sizeof(be));
-		m = native_maps.lookup(&ns->mk);
+		m = &ns->map;
+		/* user addresses are below 2^63: a difference's sign bit is
+		 * the compare */
+		if (!((r->ip - m->start) >> 63 == 0 && (r->ip - m->end) >> 63 == 1)) {
+			__builtin_memcpy(ns->mk.addr, &be, sizeof(be));
+			m = native_maps.lookup(&ns->mk);
+			if (m) {
+				ns->map = *m;
+				m = &ns->map;
+			}
+		}
 		if (!m) {
 			st->end = PYB_NATIVE_NO_MAPPING;
 			ns->done = 1;

@@ -72,6 +72,9 @@ struct pyb_native_map {
 	pyb_u32 nrows;
 	pyb_u32 flags;     /* enum pyb_native_map_flags */
 	pyb_u32 file;      /* user space's number for the file */
+	pyb_u64 start, end; /* the mapping, [start, end): every key of it has
+			     * this value, so a walk whose next address is in
+			     * it need not look it up again */
 };
 
 /* Why a native walk ended before the outermost frame. */

@@ -291,6 +291,8 @@ static int value_of(struct native_maps *nm, pid_t pid, const struct exec_map *m,
 	val->nrows = f->nrows;
 	val->flags = fp ? PYB_NMAP_FP : f->nrows ? 0 : PYB_NMAP_NO_TABLE;
 	val->file = (uint32_t)(f - nm->files);
+	val->start = m->start;
+	val->end = m->end;
 	return 0;
 }
 
