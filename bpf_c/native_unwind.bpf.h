@@ -372,7 +372,6 @@ static __always_inline void pyb_native_batch(void *ctx, struct pyb_native_scratc
 	for (u32 b = 0; b < PYB_NATIVE_BATCH; b++) {
 		struct pyb_native_map *m;
 		u32 i = st->len;
-		u64 be = __builtin_bswap64(r->ip);
 		int end;
 
 		if (i >= PYB_MAX_NATIVE) {
@@ -397,9 +396,9 @@ static __always_inline void pyb_native_batch(void *ctx, struct pyb_native_scratc
 			}
 		}
 		m = &ns->map;
-		/* user addresses are below 2^63: a difference's sign bit is
-		 * the compare */
-		if (!((r->ip - m->start) >> 63 == 0 && (r->ip - m->end) >> 63 == 1)) {
+		if (r->ip < m->start || r->ip >= m->end) {
+			u64 be = __builtin_bswap64(r->ip);
+
 			__builtin_memcpy(ns->mk.addr, &be, sizeof(be));
 			m = native_maps.lookup(&ns->mk);
 			if (m) {

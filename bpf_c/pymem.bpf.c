@@ -104,9 +104,8 @@ static __always_inline void on_fault(void *ctx, u64 error_code, bool in_kernel)
 	key.pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
 	key.user_stack = -1;
 	/* a fault taken in user mode has only the fault handler's entry for a
-	 * kernel stack: kept only for one taken inside a system call; -EFAULT
-	 * (14) says "user mode, no kernel stack", as for a sample */
-	key.kernel_stack = !in_kernel	 ? -14
+	 * kernel stack: kept only for one taken inside a system call */
+	key.kernel_stack = !in_kernel	 ? PYB_STACK_ID_USER_MODE
 			   : KERNEL_STACKS ? stack_traces.get_stackid(ctx, 0)
 					   : -1;
 	if (USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS)) {

@@ -43,7 +43,7 @@ struct pyb_scratch {
 	struct pyb_code_memo memo[PYB_CODE_MEMO];
 	u64 walks; /* walks this CPU began */
 	u64 frame[16]; /* one frame struct, read whole, as aligned words */
-	u64 window_at; /* where window begins (1: nowhere) */
+	u64 window_at, window_len; /* window holds window_len bytes from there */
 	u64 window[PYB_FRAME_WINDOW / 8 + 16]; /* pyb_read_frame's */
 	u64 code[PYB_CODE_SPAN_MAX / 8]; /* a code object's window, likewise */
 	u64 lines[4];  /* the head of a line table (bytes object) */
@@ -253,7 +253,7 @@ static __always_inline int pyb_read_frame(struct pyb_layout *L, struct pyb_scrat
 	if (L->frame_model != PYB_FRAMES_OBJECTS && !(frame & 7)) {
 		u64 rel = frame - s->window_at;
 
-		if (rel > PYB_FRAME_WINDOW - span) {
+		if (rel > PYB_FRAME_WINDOW - span || rel + span > s->window_len) {
 			u64 end = frame + span, at = end - PYB_FRAME_WINDOW, page = frame & ~4095ULL;
 			u64 len;
 
@@ -261,11 +261,12 @@ static __always_inline int pyb_read_frame(struct pyb_layout *L, struct pyb_scrat
 				at = page;
 			at &= ~7ULL; /* at most frame, which is aligned */
 			len = end - at;
-			s->window_at = 1;
+			s->window_len = 0;
 			rel = ~0ULL;
 			if (len <= PYB_FRAME_WINDOW + 8 &&
 			    bpf_probe_read_user(s->window, len, (void *)at) == 0) {
 				s->window_at = at;
+				s->window_len = len;
 				rel = frame - at;
 			}
 		}
@@ -395,7 +396,7 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 	m->fields = pyb_memo_fields(L, s, pid);
 	m->ident = ident;
 	m->walk = s->walks;
-	m->traceable = pyb_code_int(s, L->cw_traceable);
+	m->traceable = *traceable;
 	/* an identity some read of which failed is not kept: it would stand
 	 * for the object, unnamed, for as long as the entry lasts */
 	m->code = code & (0 - (u64)(s->ident_failed == 0));
@@ -434,7 +435,7 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 
 	s->stack.pid = pid;
 	s->walks++; /* memo entries of earlier walks stand only from 3.12 */
-	s->window_at = 1;
+	s->window_len = 0;
 	PYB_FOR(n, PYB_MAX_FRAMES, s->stack.len, walked) {
 		if (!frame)
 			break;

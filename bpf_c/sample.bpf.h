@@ -65,10 +65,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (pyb_collecting(proc, L, tid))
 		key->flags |= PYB_COUNT_GC; /* shown as a [gc] frame */
 	key->user_stack = -1;
-	/* a sample of user code has no kernel stack: -EFAULT, as the helper
-	 * would say, without calling it */
+	/* a sample of user code has no kernel stack */
 	key->kernel_stack = !KERNEL_STACKS	      ? -1
-			    : (ctx->regs.cs & 3) == 3 ? -14
+			    : (ctx->regs.cs & 3) == 3 ? PYB_STACK_ID_USER_MODE
 						      : stack_traces.get_stackid(ctx, 0);
 	if (USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS)) {
 		/* the sample's registers if it interrupted user code */

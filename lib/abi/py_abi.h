@@ -178,6 +178,9 @@ enum pyb_count_flags {
 /* A stack id for a stack that was not taken (user space read the Python
  * stack of a thread off CPU since before the run: BPF saw no switch). */
 #define PYB_STACK_ID_NONE (-0x7fffffff - 1)
+/* The kernel stack id of a sample or fault taken in user mode: -EFAULT,
+ * what bpf_get_stackid says there, which BPF stores without asking it. */
+#define PYB_STACK_ID_USER_MODE (-14)
 
 struct pyb_count_key {
 	pyb_u32 pid;

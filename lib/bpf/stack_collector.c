@@ -15,6 +15,7 @@
 
 #ifndef ENOTSUPP
 #define ENOTSUPP 524 /* the kernel's own, not in userspace errno.h */
+_Static_assert(PYB_STACK_ID_USER_MODE == -EFAULT, "bpf_get_stackid's answer in user mode");
 #endif
 #define MAX_NATIVE 127 /* kernel perf_event_max_stack default */
 
@@ -749,8 +750,8 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 					kf.name = sym.name;
 				frames_push(&kernel, &kf);
 			}
-			/* -EFAULT: sampled in user mode, there is no kernel stack */
-			if (n < 0 && key.kernel_stack != -EFAULT)
+			/* sampled in user mode: there is no kernel stack */
+			if (n < 0 && key.kernel_stack != PYB_STACK_ID_USER_MODE)
 				c->missed_kernel += value;
 		}
 		leaf_markers(f, &key, leaves);
