@@ -64,6 +64,11 @@ struct pyb_uregs {
  * be stale: a miss costs the check. */
 #define PYB_ROW_CACHE 512
 
+struct pyb_row_memo {
+	u32 first_row, next_pc; /* the file's rows; the next row's pc */
+	struct pyb_unwind_row row;
+};
+
 /* Bytes of a thread's stack read at once (pyb_stack_u64). */
 #define PYB_STACK_WINDOW 4096
 #define PYB_STACK_BELOW 64
@@ -80,13 +85,14 @@ struct pyb_native_scratch {
 	u32 pid;
 	u32 done;  /* the walk is over (st.end says why) */
 	u32 evals_left; /* eval-loop frames until the outermost, or 0: walk on */
-	u32 row_cache[PYB_ROW_CACHE]; /* unwind_rows index per hashed address */
+	struct pyb_row_memo row_cache[PYB_ROW_CACHE]; /* rows by hashed address */
 	/* the mapping of the walk's last frame (a copy of its trie value):
 	 * callers are mostly in the same file as their callees */
 	struct pyb_native_map map;
 	/* pyb_stack_u64's copy of the stack: stack_len bytes from stack_at */
 	u64 stack_at, stack_len;
 	u64 stack[PYB_STACK_WINDOW / 8];
+	u64 began; /* PYB_NOW() when the walk began (PYB_PHASES) */
 	u32 gated; /* mappings changed since user space read them: leaf only */
 };
 BPF_PERCPU_ARRAY(native_scratch, struct pyb_native_scratch, 1);
@@ -96,37 +102,21 @@ BPF_HASH(native_ends, u64, u64, 16384);
 /* Where a file's rows can be: 2^20 rows searched in 20 halvings. */
 #define PYB_ROW_SEARCH_STEPS 20
 
-/* Row idx if it is the row of file m for address pc (one of the file's
- * rows, with row.pc <= pc, and its last or followed by one with row.pc >
- * pc: rows are sorted), else NULL. */
-static __always_inline struct pyb_unwind_row *pyb_row_if(const struct pyb_native_map *m, u32 idx,
-							 u64 pc)
-{
-	u32 next = idx + 1;
-	struct pyb_unwind_row *r = unwind_rows.lookup(&idx), *after;
-
-	if (!r || idx - m->first_row >= m->nrows || r->pc > pc)
-		return NULL;
-	if (next - m->first_row >= m->nrows)
-		return r;
-	after = unwind_rows.lookup(&next);
-	return after && after->pc > pc ? r : NULL;
-}
-
 /* The row of file m for address pc (as linked): the last with row.pc <= pc;
  * the CPU's cache of recent rows first, else a binary search. */
 static __always_inline struct pyb_unwind_row *pyb_find_row(struct pyb_native_scratch *ns,
 							   const struct pyb_native_map *m, u64 pc)
 {
-	u32 lo = 0, n = m->nrows, first = m->first_row, idx;
+	u32 lo = 0, n = m->nrows, first = m->first_row, idx, next;
 	u32 slot = (u32)((pc ^ ((u64)first << 7)) * 0x9e3779b1U) >> 23 & (PYB_ROW_CACHE - 1);
-	struct pyb_unwind_row *r;
+	struct pyb_row_memo *c = &ns->row_cache[slot];
+	struct pyb_unwind_row *r, *after;
 
 	if (!n)
 		return NULL;
-	r = pyb_row_if(m, ns->row_cache[slot], pc);
-	if (r)
-		return r;
+	if (c->first_row == first && c->row.pc <= pc && pc < c->next_pc)
+		return &c->row;
+	PYB_PHASE(PYB_PHASE_ROW_SEARCHES, 1);
 	for (int k = 0; k < PYB_ROW_SEARCH_STEPS; k++) {
 		u32 half = n >> 1;
 
@@ -142,8 +132,12 @@ static __always_inline struct pyb_unwind_row *pyb_find_row(struct pyb_native_scr
 	r = unwind_rows.lookup(&idx);
 	if (!r || r->pc > pc)
 		return NULL;
-	ns->row_cache[slot] = idx;
-	return r;
+	next = idx + 1;
+	after = next - first < m->nrows ? unwind_rows.lookup(&next) : NULL;
+	c->first_row = first;
+	c->next_pc = after ? after->pc : 0xffffffffU;
+	c->row = *r;
+	return &c->row;
 }
 
 static __always_inline int pyb_read_user_u64(u64 addr, u64 *v)
@@ -177,8 +171,12 @@ static __always_inline int pyb_stack_u64(struct pyb_native_scratch *ns, u64 addr
 		if (len > PYB_STACK_WINDOW)
 			len = PYB_STACK_WINDOW;
 		ns->stack_len = 0;
+		u64 t = PYB_NOW();
+
 		if (bpf_probe_read_user(ns->stack, len, (void *)at))
 			return -1;
+		PYB_PHASE(PYB_PHASE_STACK_READS, 1);
+		PYB_PHASE(PYB_PHASE_STACK_READ_NS, PYB_NOW() - t);
 		ns->stack_at = at;
 		ns->stack_len = len;
 		rel = addr - at;
@@ -286,6 +284,7 @@ static __always_inline struct pyb_native_scratch *pyb_native_begin(u32 pid, u64 
 	ns->done = 0;
 	ns->map.end = 0; /* none yet */
 	ns->stack_len = 0;
+	ns->began = PYB_NOW();
 	return ns;
 }
 
@@ -324,11 +323,17 @@ static __always_inline u32 pyb_python_evals(u32 pid)
 	len = s->stack.len;
 #pragma clang loop unroll(disable)
 	for (u32 i = 0; i < PYB_MAX_FRAMES; i++) {
-		u32 fl;
+		u32 j = i, fl;
 
 		if (i >= len)
 			break;
-		fl = s->stack.frames[i % PYB_MAX_FRAMES].flags;
+		/* a compare bounds the index for the verifier (a division,
+		 * i % PYB_MAX_FRAMES, costs tens of cycles a turn); opaque, so
+		 * that the compiler keeps indexing by it */
+		PYB_OPAQUE(j);
+		if (j >= PYB_MAX_FRAMES)
+			break;
+		fl = s->stack.frames[j].flags;
 		n += (fl | fl >> 1) & 1;
 	}
 	return n;
@@ -401,6 +406,7 @@ static __always_inline void pyb_native_batch(void *ctx, struct pyb_native_scratc
 
 			__builtin_memcpy(ns->mk.addr, &be, sizeof(be));
 			m = native_maps.lookup(&ns->mk);
+			PYB_PHASE(PYB_PHASE_TRIE_LOOKUPS, 1);
 			if (m) {
 				ns->map = *m;
 				m = &ns->map;
@@ -428,16 +434,9 @@ static __always_inline void pyb_native_batch(void *ctx, struct pyb_native_scratc
 	}
 }
 
-/* Stores the walked stack in native_stacks; its id there, or -1. */
-static __always_inline s32 pyb_native_store(struct pyb_native_scratch *ns)
+/* Stores stack st, of hash h, in native_stacks; its id there, or -1. */
+static __always_inline s32 pyb_native_store_hashed(struct pyb_native_stack *st, u64 h)
 {
-	struct pyb_native_stack *st = &ns->st;
-	u64 h;
-
-	pyb_native_end_count(ns->pid, st->end);
-	h = (ns->h ^ ((u64)st->len << 8 | st->end)) * 0x100000001b3ULL;
-	h = (h ^ st->gen) * 0x100000001b3ULL;
-	st->hash = h;
 	/* ids are 31 bits: a taken one with another stack is passed over */
 	for (u32 probe = 0, id = (u32)h & 0x7fffffff; probe < 4;
 	     probe++, id = (id + 1) & 0x7fffffff) {
@@ -448,12 +447,29 @@ static __always_inline s32 pyb_native_store(struct pyb_native_scratch *ns)
 				return (s32)id;
 			continue;
 		}
+		PYB_PHASE(PYB_PHASE_NEW_NATIVE, 1);
 		if (native_stacks.update(&id, st) < 0)
 			break;
 		return (s32)id;
 	}
 	pyb_stat(PYB_STAT_NATIVE_MAP_FULL);
 	return -1;
+}
+
+/* Stores the walked stack in native_stacks; its id there, or -1. */
+static __always_inline s32 pyb_native_store(struct pyb_native_scratch *ns)
+{
+	struct pyb_native_stack *st = &ns->st;
+	u64 h, t = PYB_NOW();
+	s32 id;
+
+	pyb_native_end_count(ns->pid, st->end);
+	h = (ns->h ^ ((u64)st->len << 8 | st->end)) * 0x100000001b3ULL;
+	h = (h ^ st->gen) * 0x100000001b3ULL;
+	st->hash = h;
+	id = pyb_native_store_hashed(st, h);
+	PYB_PHASE(PYB_PHASE_NATIVE_STORE_NS, PYB_NOW() - t);
+	return id;
 }
 
 /*

@@ -69,11 +69,14 @@ static __always_inline u64 pyb_walk_and_store(void *ctx, struct pyb_proc *proc,
 	s->stack.len = 0;
 	s->stack.flags = 0;
 	key = pyb_walk(L, frame, s, pid);
+	u64 t = PYB_NOW();
+
 	if (s->stack.flags & PYB_STACK_TRUNCATED)
 		pyb_stat(PYB_STAT_TRUNCATED);
 	if (s->stack.flags & PYB_STACK_READ_ERROR)
 		pyb_stat(PYB_STAT_READ_ERRORS);
 	if (!pystacks.lookup(&key)) {
+		PYB_PHASE(PYB_PHASE_NEW_STACKS, 1);
 		if (pystacks.update(&key, &s->stack) < 0) {
 			pyb_stat(PYB_STAT_STACK_MAP_FULL);
 		} else if (!pyb_all_named(s, pid)) {
@@ -87,6 +90,7 @@ static __always_inline u64 pyb_walk_and_store(void *ctx, struct pyb_proc *proc,
 			stack_events.perf_submit(ctx, &ev, sizeof(ev));
 		}
 	}
+	PYB_PHASE(PYB_PHASE_STORE_NS, PYB_NOW() - t);
 	return key;
 }
 
@@ -96,10 +100,16 @@ static __always_inline u64 pyb_current_stack(void *ctx, struct pyb_proc *proc,
 					     struct pyb_layout *L, struct pyb_scratch *s, u32 pid,
 					     u32 tid)
 {
-	u64 frame, ts = pyb_find_tstate(proc, L, tid, s, &frame);
+	u64 t = PYB_NOW(), frame, ts = pyb_find_tstate(proc, L, tid, s, &frame), key;
 
-	if (ts)
-		return pyb_walk_and_store(ctx, proc, L, frame, s, pid);
+	PYB_PHASE(PYB_PHASE_TSTATE_NS, PYB_NOW() - t);
+	if (ts) {
+		t = PYB_NOW();
+		key = pyb_walk_and_store(ctx, proc, L, frame, s, pid);
+		PYB_PHASE(PYB_PHASE_WALK_NS, PYB_NOW() - t);
+		PYB_PHASE(PYB_PHASE_PY_FRAMES, s->stack.len);
+		return key;
+	}
 	s->stack.len = 0; /* no Python stack: the native walk goes on to the end */
 	pyb_stat(PYB_STAT_NO_TSTATE);
 	return 0;

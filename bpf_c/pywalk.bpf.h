@@ -6,9 +6,10 @@
  *
  * Cost per frame: the frame struct (from 3.11 most often out of a copy of
  * the frames below it, pyb_read_frame), one user-memory read of the code
- * object's fields (its "window", see struct pyb_layout), then five small
+ * object's fields (its "window", see struct pyb_layout), then three small
  * ones for its name and file strings (length, state and last 8 characters
- * of each) and its line table (length and first 8 bytes), unless this
+ * of each, mostly in one read a string) and its line table (length and
+ * first 8 bytes), unless this
  * CPU's memo of code objects already has it (pyb_code_ident_memo); a code
  * object met earlier in the same walk costs no read at all. The address
  * alone does not tell a code object: a freed code object's address (and
@@ -30,6 +31,13 @@ BPF_TABLE("lru_hash", u32, u64, tstates, 65536);
 /* Bytes of a thread's frames read at once (pyb_read_frame). */
 #define PYB_FRAME_WINDOW 2048
 
+/* A str's header and up to this many characters are read at once
+ * (pyb_str_ident): the names of code objects and files are mostly shorter. */
+#define PYB_STR_CHARS 64
+#define PYB_STR_READ 128
+/* Bytes of a thread state read at once (pyb_find_tstate's cached path). */
+#define PYB_TSTATE_WINDOW 512
+
 /* Code objects this CPU identified lately (pyb_code_ident_memo). */
 #define PYB_CODE_MEMO 256
 struct pyb_code_memo {
@@ -48,6 +56,8 @@ struct pyb_scratch {
 	u64 code[PYB_CODE_SPAN_MAX / 8]; /* a code object's window, likewise */
 	u64 lines[4];  /* the head of a line table (bytes object) */
 	u64 str_meta[3]; /* a str's length, hash and state (pyb_str_ident) */
+	u64 str_buf[PYB_STR_READ / 8]; /* the same and its characters, in one read */
+	u64 ts_window[PYB_TSTATE_WINDOW / 8]; /* a thread state's first bytes */
 	u64 ident_failed; /* nonzero: a read of the identity failed */
 	struct pyb_count_key key; /* pyprofile: the sample's */
 	u64 found_ts; /* pyb_find_tstate's match so far */
@@ -56,6 +66,22 @@ struct pyb_scratch {
 };
 BPF_PERCPU_ARRAY(pyb_scratch_map, struct pyb_scratch, 1);
 BPF_PERCPU_ARRAY(stats, u64, PYB_STAT_MAX);
+#ifdef PYB_PHASES
+BPF_PERCPU_ARRAY(pyb_phases, u64, PYB_PHASE_MAX);
+/* adds v to phase slot which (enum pyb_phase); only when measuring */
+static __always_inline void pyb_phase_add(int which, u64 v)
+{
+	u64 *p = pyb_phases.lookup(&which);
+
+	if (p)
+		*p += v;
+}
+#define PYB_PHASE(which, v) pyb_phase_add(which, v)
+#define PYB_NOW() bpf_ktime_get_ns()
+#else
+#define PYB_PHASE(which, v) ((void)sizeof(v)) /* v unevaluated */
+#define PYB_NOW() 0ULL
+#endif
 
 /* Frame fields sit below 128 bytes in every layout: word index masked to
  * 0..15 keeps the verifier sure reads stay inside the buffer. */
@@ -151,6 +177,48 @@ static __always_inline u64 pyb_python_top(struct pyb_layout *L, u64 ts, u64 top)
 	return top & (0 - ((d | (0 - d)) >> 63)); /* top, unless it is the base */
 }
 
+/*
+ * The current frame of cached thread state ts if it is still thread tid's
+ * and runs Python code, else 0: what pyb_tstate_tid, pyb_top_frame and
+ * pyb_python_top read, with the thread state's first bytes read at once
+ * (then the thread id takes one more read on 3.8-3.10, the frame one more
+ * on 3.11-3.12). A layout whose fields lie past PYB_TSTATE_WINDOW (none
+ * we know) is read field by field.
+ */
+static __always_inline u64 pyb_cached_top(struct pyb_proc *proc, struct pyb_layout *L,
+					  struct pyb_scratch *s, u64 ts, u32 tid)
+{
+	s64 native = L->tstate_native_thread_id, tid_off = L->tstate_thread_id;
+	s64 base = L->tstate_base_frame, frame = L->tstate_frame, span = frame;
+	u64 top, t;
+
+	span = tid_off > span ? tid_off : span;
+	span = native > span ? native : span;
+	span = base > span ? base : span;
+	if (span > PYB_TSTATE_WINDOW - 8 || tid_off < 0 || frame < 0 ||
+	    (((u64)tid_off | (u64)frame | (u64)(native < 0 ? 0 : native) |
+	      (u64)(base < 0 ? 0 : base)) & 7)) {
+		if (pyb_tstate_tid(proc, L, ts) != tid)
+			return 0;
+		return pyb_python_top(L, ts, pyb_top_frame(L, ts));
+	}
+	if (bpf_probe_read_user(s->ts_window, ((u32)span & (PYB_TSTATE_WINDOW - 8)) + 8, (void *)ts))
+		return 0;
+#define TSW(off) s->ts_window[((u64)(off) >> 3) & (PYB_TSTATE_WINDOW / 8 - 1)]
+	if (native >= 0)
+		t = (u32)TSW(native);
+	else
+		t = (u32)pyb_read_s32(TSW(tid_off) + (u64)(s64)proc->pthread_tid_offset);
+	if (t != tid)
+		return 0;
+	top = TSW(frame);
+	if (L->frame_model == PYB_FRAMES_CFRAME)
+		top = pyb_read_u64(top + (u64)(s64)L->cframe_current_frame);
+	/* as pyb_python_top: not the base frame (or, without one, the first word) */
+	return top != TSW(base < 0 ? 0 : base) ? top : 0;
+#undef TSW
+}
+
 /* The id the interpreter knows the current thread by (host_tid, or its
  * tid in the process's PID namespace); 0 if unknown. */
 static __always_inline u32 pyb_ns_tid(struct pyb_proc *proc, u32 host_tid)
@@ -187,8 +255,8 @@ static __always_inline u64 pyb_find_tstate(struct pyb_proc *proc, struct pyb_lay
 		return 0;
 	if (cached) {
 		ts = *cached;
-		if (ts && pyb_tstate_tid(proc, L, ts) == tid) {
-			top = pyb_python_top(L, ts, pyb_top_frame(L, ts));
+		if (ts) {
+			top = pyb_cached_top(proc, L, s, ts, tid);
 			if (top) {
 				*frame = top;
 				s->found_ts = ts; /* for --async: the thread's running task */
@@ -263,8 +331,12 @@ static __always_inline int pyb_read_frame(struct pyb_layout *L, struct pyb_scrat
 			len = end - at;
 			s->window_len = 0;
 			rel = ~0ULL;
+			u64 t = PYB_NOW();
+
 			if (len <= PYB_FRAME_WINDOW + 8 &&
 			    bpf_probe_read_user(s->window, len, (void *)at) == 0) {
+				PYB_PHASE(PYB_PHASE_FRAME_READS, 1);
+				PYB_PHASE(PYB_PHASE_FRAME_READ_NS, PYB_NOW() - t);
 				s->window_at = at;
 				s->window_len = len;
 				rel = frame - at;
@@ -283,21 +355,49 @@ static __always_inline int pyb_read_frame(struct pyb_layout *L, struct pyb_scrat
 	return bpf_probe_read_user(s->frame, span, (void *)frame);
 }
 
-/* PYB_STR_IDENT of the str at ptr (see py_abi.h): length and state in
- * one read (with the hash between them, left out: it changes), then its
- * last 8 characters, kept only if it is ASCII and 8 or more long. Reads
- * that fail leave 0, and say so in s->ident_failed. */
+/* PYB_STR_IDENT of the str at ptr (see py_abi.h): its length and state
+ * (with the hash between them, left out: it changes) and its last 8
+ * characters, kept only if it is ASCII and 8 or more long. Reads that
+ * fail leave 0, and say so in s->ident_failed.
+ *
+ * Where the kernel bounds the walk's loop (PYB_MAY_GOTO: the verifier's
+ * budget has room for a branch here), one read takes the header with up
+ * to PYB_STR_CHARS characters after it, never past the header's page (so
+ * it fails only where a read of the header alone would), and a second
+ * read the last characters only if they are not in that copy; else the
+ * header and the last characters take a read each, without a branch.
+ */
 static __always_inline u64 pyb_str_ident(struct pyb_layout *L, struct pyb_scratch *s, u64 ptr)
 {
-	u64 tail = 0;
+	u64 tail = 0, at = ptr + L->unicode_length, len, state;
 
+#ifdef PYB_MAY_GOTO
+	u32 head = (u32)(L->unicode_ascii_size - L->unicode_length) & 63;
+	u32 n = 4096 - (u32)(at & 4095), o;
+
+	n = n < head + PYB_STR_CHARS ? n : head + PYB_STR_CHARS;
+	n = n < sizeof(s->str_meta) ? sizeof(s->str_meta) : n;
+	s->ident_failed |= (u64)bpf_probe_read_user(s->str_buf, n & (PYB_STR_READ - 1), (void *)at);
+	len = s->str_buf[0];
+	state = s->str_buf[2];
+	o = head + (u32)len - 8; /* where the last 8 characters begin in the copy */
+	if (len - 8 <= PYB_STR_CHARS - 8 && o + 8 <= n) {
+		u32 w = (o >> 3) & 15, sh = (o & 7) * 8;
+
+		/* unaligned: the high bytes of one word, the low of the next */
+		tail = s->str_buf[w] >> sh | (s->str_buf[(w + 1) & 15] << 1) << (63 - sh);
+	} else if (len >= 8) {
+		s->ident_failed |= (u64)bpf_probe_read_user(
+			&tail, sizeof(tail), (void *)(ptr + L->unicode_ascii_size + len - 8));
+	}
+#else
 	/* in scratch memory, not on the BPF stack, which the walk fills */
-	s->ident_failed |= (u64)bpf_probe_read_user(s->str_meta, sizeof(s->str_meta),
-						    (void *)(ptr + L->unicode_length));
-	u64 len = s->str_meta[0], state = s->str_meta[2];
-
+	s->ident_failed |= (u64)bpf_probe_read_user(s->str_meta, sizeof(s->str_meta), (void *)at);
+	len = s->str_meta[0];
+	state = s->str_meta[2];
 	s->ident_failed |= (u64)bpf_probe_read_user(
 		&tail, sizeof(tail), (void *)(ptr + L->unicode_ascii_size + len - 8));
+#endif
 	u64 ascii = state >> (L->str_ascii_bit & 63);
 	u64 short_str = (len - 8) >> 63; /* 1 when len < 8 */
 
@@ -377,7 +477,10 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 		*traceable = m->traceable;
 		return m->ident;
 	}
+	u64 t = PYB_NOW();
+
 	bpf_probe_read_user(s->code, span, (void *)(code + L->cw_at));
+	PYB_PHASE(PYB_PHASE_CODE_READS, 1);
 	*traceable = pyb_code_int(s, L->cw_traceable);
 	if (pyb_code_int(s, L->cw_version) && m->code == code &&
 	    m->fields == pyb_memo_fields(L, s, pid)) {
@@ -400,6 +503,8 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 	/* an identity some read of which failed is not kept: it would stand
 	 * for the object, unnamed, for as long as the entry lasts */
 	m->code = code & (0 - (u64)(s->ident_failed == 0));
+	PYB_PHASE(PYB_PHASE_IDENTS, 1);
+	PYB_PHASE(PYB_PHASE_IDENT_NS, PYB_NOW() - t);
 	return ident;
 }
 
@@ -453,7 +558,11 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 		s64 offset = (s64)objects * (lasti * (s64)scale) +
 			     (1 - (s64)objects) * (s64)(instr - code - adaptive);
 		u64 entry = (s->frame[entry_word] >> entry_shift) & 0xff & has_entry;
-		u32 idx = n % PYB_MAX_FRAMES;
+#ifdef PYB_MAY_GOTO
+		u32 idx = n; /* below PYB_MAX_FRAMES: the loop's head says so */
+#else
+		u32 idx = n % PYB_MAX_FRAMES; /* the counted loop's verifier needs it */
+#endif
 
 		PYB_ASYNC_WALK_FRAME(s, idx, frame, owner, owner_gen);
 		frame = s->frame[w_prev];

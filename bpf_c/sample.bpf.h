@@ -20,6 +20,8 @@ static __always_inline void pyb_sample_finish(void *ctx, struct pyb_native_scrat
 {
 	ns->key.user_stack = id;
 	pyb_count_add(&ns->key, 1);
+	PYB_PHASE(PYB_PHASE_NATIVE_NS, PYB_NOW() - ns->began);
+	PYB_PHASE(PYB_PHASE_NATIVE_FRAMES, ns->st.len);
 }
 BPF_PROG_ARRAY(native_walk_sample_tail, 1);
 int native_walk_sample(void *ctx)
@@ -53,6 +55,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 	pyb_stat(PYB_STAT_SAMPLES);
+	PYB_PHASE(PYB_PHASE_SAMPLES, 1);
 	/* in scratch memory: the walk needs the BPF stack */
 	key = &s->key;
 	__builtin_memset(key, 0, sizeof(*key));
@@ -60,6 +63,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	key->tid = tid;
 	bpf_get_current_comm(&key->comm, sizeof(key->comm));
 	key->pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
+	u64 t = PYB_NOW();
+
 	if (key->pystack)
 		PYB_ASYNC_KEY(ctx, key, L, s, pid);
 	if (pyb_collecting(proc, L, tid))
@@ -69,6 +74,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	key->kernel_stack = !KERNEL_STACKS	      ? -1
 			    : (ctx->regs.cs & 3) == 3 ? PYB_STACK_ID_USER_MODE
 						      : stack_traces.get_stackid(ctx, 0);
+	PYB_PHASE(PYB_PHASE_REST_NS, PYB_NOW() - t);
 	if (USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS)) {
 		/* the sample's registers if it interrupted user code */
 		struct pyb_native_scratch *ns =

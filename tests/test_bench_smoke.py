@@ -40,6 +40,7 @@ SCRIPTS = {
     "pymem_growth.py": [[]],
     "pyprofile_overhead.py": [[]],
     "report.py": [["-o", os.devnull]],
+    "sample_phases.py": [[]],
     "scale.py": [[]],
     "startup.py": [["--only", "p"]],
     # pyoffcpu (with and without --no-native) and pygil: run by report.py

@@ -17,6 +17,7 @@
 #include "periodic.h"
 #include "top_view.h"
 #include "report/formats.h"
+#include "bpf/phases.h"
 #include "bpf/tool.h"
 #include "bpf/wait_reasons.h"
 #include "cpython/gil.h"
@@ -391,9 +392,11 @@ static int write_report(const struct options *o, struct tool_session *s, int sam
 	session_print_unnamed(s, &rep, o->wall ? "us" : "samples");
 	if (o->wall)
 		print_wall_summary(s, &rep);
-	if (o->cli.verbose)
+	if (o->cli.verbose) {
 		session_print_bpf_stats(s, sample_fd, "sampling", session_stat(s, PYB_STAT_SAMPLES),
 					"Python sample");
+		phases_print(&s->bpf, "pyprofile");
+	}
 	report_free(&rep);
 	return cli_exit_status(&o->cli, s, rc);
 }

@@ -287,6 +287,33 @@ enum pyb_stat {
 	PYB_STAT_MAX,
 };
 
+/* Where the sampling program's time goes (pyprofile, PYBPF_PHASES=1 in
+ * its environment: bench/sample_phases.py): per-CPU sums over the
+ * samples of registered processes, of nanoseconds or of counts. */
+enum pyb_phase {
+	PYB_PHASE_SAMPLES = 0,
+	PYB_PHASE_TSTATE_NS,      /* finding the thread state */
+	PYB_PHASE_WALK_NS,        /* the Python walk, storing its stack */
+	PYB_PHASE_REST_NS,        /* the rest before the native walk */
+	PYB_PHASE_NATIVE_NS,      /* the native walk, its tail calls, storing */
+	PYB_PHASE_PY_FRAMES,
+	PYB_PHASE_NATIVE_FRAMES,
+	PYB_PHASE_FRAME_READS,    /* reads of Python frames (windows from 3.11) */
+	PYB_PHASE_FRAME_READ_NS,
+	PYB_PHASE_CODE_READS,     /* code objects' windows read */
+	PYB_PHASE_IDENTS,         /* code identities read whole (pyb_code_ident_memo) */
+	PYB_PHASE_IDENT_NS,       /* ...their time, the window's read included */
+	PYB_PHASE_STACK_READS,    /* reads of the native stack */
+	PYB_PHASE_STACK_READ_NS,
+	PYB_PHASE_ROW_SEARCHES,   /* unwind rows searched, not in the CPU's cache */
+	PYB_PHASE_TRIE_LOOKUPS,   /* mappings looked up in the trie */
+	PYB_PHASE_STORE_NS,       /* of WALK_NS: the stack looked up, stored if new */
+	PYB_PHASE_NEW_STACKS,     /* Python stacks stored (first seen) */
+	PYB_PHASE_NATIVE_STORE_NS, /* of NATIVE_NS: likewise */
+	PYB_PHASE_NEW_NATIVE,     /* native stacks stored */
+	PYB_PHASE_MAX,
+};
+
 /* pygil: the GILs of a process (key: host tgid), one per interpreter
  * that has its own (3.12+); slot 0 is the main interpreter's. 0: none. */
 #define PYB_MAX_GILS 8

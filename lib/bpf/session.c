@@ -21,6 +21,7 @@
 #include "sys/clock.h"
 #include "abi/py_abi.h"
 #include "bpf/loop_guard.h"
+#include "bpf/phases.h"
 #include "sys/target_file.h"
 #include "report/native_unnamed.h"
 #include "report/views.h"
@@ -133,6 +134,8 @@ int session_compile(struct tool_session *s, const char *text, const char *const 
 		all[n++] = "-DUNWIND_ROWS=1";
 	if (loop_guard_available())
 		all[n++] = "-DPYB_MAY_GOTO=1";
+	if (phases_wanted())
+		all[n++] = "-DPYB_PHASES=1";
 	for (int i = 0; i < ncflags && n < 32; i++)
 		all[n++] = cflags[i];
 	/* libbcc prints to stdout on some failures; keep stdout for results */
