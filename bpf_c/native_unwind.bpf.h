@@ -59,13 +59,16 @@ struct pyb_uregs {
 };
 
 /* Rows found lately, per CPU (in the walk's scratch), by address: the same
- * few hundred call sites recur in every sample. An entry is only a guess,
- * checked against the table as it is now (pyb_find_row), so it can never
- * be stale: a miss costs the check. */
+ * few hundred call sites recur in every sample. An entry is a copy of the
+ * row with the next row's address, so that a hit touches no part of the
+ * 8 MiB table. It cannot go stale: user space appends a file's rows once
+ * and never rewrites them while the programs run (lib/bpf/native_maps.c),
+ * so a file's first row names its rows for the whole run. */
 #define PYB_ROW_CACHE 512
 
 struct pyb_row_memo {
-	u32 first_row, next_pc; /* the file's rows; the next row's pc */
+	u32 first_row; /* the file's (struct pyb_native_map) */
+	u32 next_pc;   /* the next row's pc, or 2^32 - 1 after the file's last */
 	struct pyb_unwind_row row;
 };
 

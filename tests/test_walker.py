@@ -33,6 +33,9 @@ PROFILE = ["-F", str(HZ), "-f", "-U"]
 PROFILE_CPU = 2.0
 BLOCKED = 3.0
 RUN_CAP = 60
+# names longer than what the walk reads with a str's header (known_lines.py)
+LONG_FUNCTION = "burn_on_one_line_in_a_function_whose_name_is_longer_than_sixty_four_chars"
+LONG_FILE = "known_lines_placed_under_a_file_name_long_enough_for_a_second_read.py"
 
 
 def python_frames(frames):
@@ -172,8 +175,14 @@ def walks(interp, pyprofile, pyoffcpu, pygil, pydump, tmp_path_factory):
     script = {name: interp.place(os.path.join(WORKLOADS, name)) for name in (
         "known_lines.py", "c_callbacks.py", "subinterp.py", "code_identity.py")}
 
-    def known(mode):
-        return lambda: Workload(interp, tmp, script["known_lines.py"], [mode, "600"])
+    # the same script under a file name longer than the characters the
+    # walk reads with a str's header
+    long_copy = os.path.join(tempfile.mkdtemp(dir=tmp), LONG_FILE)
+    shutil.copyfile(os.path.join(WORKLOADS, "known_lines.py"), long_copy)
+    script[LONG_FILE] = interp.place(long_copy)
+
+    def known(mode, name="known_lines.py"):
+        return lambda: Workload(interp, tmp, script[name], [mode, "600"])
 
     def subinterp():
         if interp.version < (3, 12):
@@ -192,6 +201,8 @@ def walks(interp, pyprofile, pyoffcpu, pygil, pydump, tmp_path_factory):
             "shim_pyoffcpu": lambda w: offcpu_until_blocked(pyoffcpu, w.pid)}),
         "cpu": (known("cpu"), {
             "line_pyprofile": lambda w: profile_for_cpu(pyprofile, w.pid)}),
+        "long": (known("long", LONG_FILE), {
+            "long_pyprofile": lambda w: profile_for_cpu(pyprofile, w.pid)}),
         "block": (known("block"), {
             "line_pyoffcpu": lambda w: offcpu_until_blocked(pyoffcpu, w.pid)}),
         "gil": (known("gil"), {
@@ -326,6 +337,30 @@ def test_pyprofile_line_is_exact(interp, walks):
     assert total >= enough_samples(cpu), (lines, cpu, err)
     assert set(lines) <= {hot - 1, hot}, lines  # the hot line, or its while
     assert lines.get(hot, 0) >= 0.95 * total, lines
+
+
+def test_long_names_are_named_on_their_line(interp, walks):
+    """A function and a script file whose names are longer than the 64
+    characters the walk reads with a str's header (their last characters
+    take a read of their own): every sample names both, on the hot line."""
+    w, (out, err, cpu) = result(walks, "long_pyprofile")
+    rows = parse_folded(out)
+    lines = lines_of_leaf(rows, LONG_FUNCTION)
+    hot = w.lines["HOT_LONG"]
+    total = sum(lines.values())
+    assert len(LONG_FUNCTION) > 64 and len(w.script) > 64, w.script
+    assert total >= enough_samples(cpu), (lines, cpu, err)
+    assert set(lines) <= {hot - 1, hot}, lines
+    assert lines.get(hot, 0) >= 0.95 * total, lines
+    for frames, _, _ in rows:
+        for f in python_frames(frames):
+            if frame_name(f) == LONG_FUNCTION:
+                assert frame_file_line(f)[0] == w.script, frames
+    # a code object whose identity BPF and user space computed apart would
+    # be unknown; a torn frame pointer can be too (at most 1%: see
+    # test_code_named_after_its_file_name_is_hashed)
+    unknown = sum(c for frames, _, c in rows if any("[unknown code" in f for f in frames))
+    assert unknown <= 0.01 * sum(c for _, _, c in rows), (unknown, rows[:5])
 
 
 def test_pyoffcpu_line_is_exact(interp, walks):

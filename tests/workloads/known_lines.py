@@ -15,7 +15,9 @@ MODE is one of
           one line, HOT_INIT_BLOCK, called from CALL_INIT_BLOCK;
   gil     a thread spins in pure Python while another sleeps 0.5 ms at a
           time on one line, HOT_GIL, in wait_for_gil_on_one_line(): after
-          each sleep it waits there for the GIL.
+          each sleep it waits there for the GIL;
+  long    as cpu, in a function whose name is longer than the characters
+          the BPF walk reads with a str's header (64), on HOT_LONG.
 Writes STATE.json ({"pid", "ready", "lines": {marker: line number}}) once
 the loop runs, then goes on for SECONDS (default 60) and exits.
 The markers are comments at the end of the lines; tests find the line
@@ -28,7 +30,7 @@ import threading
 import time
 
 MARKERS = ("HOT_CPU", "HOT_BLOCK", "HOT_INIT", "CALL_INIT", "HOT_INIT_BLOCK",
-           "CALL_INIT_BLOCK", "HOT_GIL")
+           "CALL_INIT_BLOCK", "HOT_GIL", "HOT_LONG")
 
 
 def lines_of(path):
@@ -45,6 +47,11 @@ def lines_of(path):
 def burn_on_one_line(until):
     while time.time() < until:
         sum(range(300000))  # HOT_CPU
+
+
+def burn_on_one_line_in_a_function_whose_name_is_longer_than_sixty_four_chars(until):
+    while time.time() < until:
+        sum(range(300000))  # HOT_LONG
 
 
 def block_on_one_line(until):
@@ -102,7 +109,8 @@ def main():
     out, mode = sys.argv[1], sys.argv[2]
     seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 60.0
     fn = {"cpu": burn_on_one_line, "block": block_on_one_line, "init": construct_widgets,
-          "init_block": construct_sleepers, "gil": contend}[mode]
+          "init_block": construct_sleepers, "gil": contend,
+          "long": burn_on_one_line_in_a_function_whose_name_is_longer_than_sixty_four_chars}[mode]
     fn(time.time() + 0.5)  # warm up (and specialise the calls)
     state = {"pid": os.getpid(), "ready": True, "lines": lines_of(__file__)}
     with open(out + ".tmp", "w") as fp:
