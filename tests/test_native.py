@@ -293,25 +293,31 @@ def test_plt_stubs_are_named_after_their_targets(interp, pyprofile, libplt):
     before the section (_init) or another neighbour."""
     workload = [interp.place(os.path.join(WORKLOADS, "plt_spin.py")),
                 interp.place(libplt), "120"]
-    rows, err, pid = profile(interp, pyprofile, ["-U", "-F", "199"], 3, workload)
-    picked = [(fr, c) for fr, _, c in rows if any(frame_name(f) == "plt_spin" for f in fr)]
-    total = sum(c for _, c in picked)
-    assert total >= 60, err
-    stubs = {}
-    for frames, count in picked:
-        names = [frame_name(f) for f in frames]
-        assert not PLT_NEIGHBOURS & set(names), frames
-        after = below(frames, "plt_spin")
-        if after and after[0].endswith("@plt"):
-            assert after[0] in PLT_STUBS and len(after) == 1, frames
-            stubs[after[0]] = stubs.get(after[0], 0) + count
     # A stub is one jmp: how often a timer interrupt lands on it, and on
     # which of the three, is the CPU's affair (an AMD EPYC put 3% of the
     # loop's samples in stubs; another CPU half, each stub its share; CI's
-    # put 11% on two stubs and none on the third). The live run holds the
-    # stubs that were sampled to their names; every byte of every stub is
-    # held to objdump's names by test_plt_stub_names_match_objdump.
-    assert stubs, (total, err)
+    # put 11% on two stubs and none on the third; this VM 0.9% to 5% of
+    # some 445 samples, and once none). What is held here is that a sampled
+    # stub is named so, so a run that sampled none is followed by another,
+    # up to three; every byte of every stub is held to objdump's names by
+    # test_plt_stub_names_match_objdump.
+    stubs, totals = {}, []
+    for _ in range(3):
+        rows, err, pid = profile(interp, pyprofile, ["-U", "-F", "199"], 3, workload)
+        picked = [(fr, c) for fr, _, c in rows if any(frame_name(f) == "plt_spin" for f in fr)]
+        totals.append(sum(c for _, c in picked))
+        assert totals[-1] >= 60, err
+        for frames, count in picked:
+            names = [frame_name(f) for f in frames]
+            assert not PLT_NEIGHBOURS & set(names), frames
+            after = below(frames, "plt_spin")
+            if after and after[0].endswith("@plt"):
+                assert after[0] in PLT_STUBS and len(after) == 1, frames
+                stubs[after[0]] = stubs.get(after[0], 0) + count
+        if stubs:
+            break
+    print("samples in plt_spin per run %s, in its stubs %s" % (totals, stubs))
+    assert stubs, (totals, err)
 
 
 def objdump_plt(path):
