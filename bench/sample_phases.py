@@ -182,8 +182,8 @@ def machine_floor(seconds, rounds):
 
 
 def machine_floor_apart(seconds, rounds):
-    """machine_floor in a process of its own: bcc's Python module, once
-    loaded, leaves this one unable to have pyprofile find its children."""
+    """machine_floor in a process of its own, so that bcc's Python module
+    (its programs, maps and busy loops) is gone before pyprofile runs."""
     r = subprocess.run([sys.executable, os.path.abspath(__file__), "--floor-only",
                         "--seconds", str(seconds), "--rounds", str(rounds)],
                        stdout=subprocess.PIPE, universal_newlines=True)
