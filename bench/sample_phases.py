@@ -35,7 +35,7 @@ PYPROFILE = os.path.join(BUILD, "tools", "pyprofile")
 WORKLOAD = os.path.join(HERE, "deep_native.py")
 sys.path.insert(0, HERE)
 import smoke  # noqa: E402
-from bpf_progs import bpf_stats  # noqa: E402
+from bpf_progs import bpf_stats, fdinfo_fields  # noqa: E402
 
 PHASES = re.compile(r"BPF time per Python sample \(([\d.]+) samples, clocks on\): (.*)")
 # the figures of the phases line, by name, in the order printed
@@ -140,11 +140,8 @@ FLOOR_OPS = {
 
 def run_ns(fd):
     """The kernel's accounting of program fd: (run_time_ns, run_cnt)."""
-    kv = {}
     with open("/proc/self/fdinfo/%d" % fd) as f:
-        for line in f:
-            k, _, v = line.partition(":")
-            kv[k.strip()] = v.strip()
+        kv = fdinfo_fields(f.read())
     return int(kv.get("run_time_ns", 0)), int(kv.get("run_cnt", 0))
 
 
