@@ -50,6 +50,7 @@ struct pyb_scratch {
 	struct pyb_stack stack;
 	struct pyb_code_memo memo[PYB_CODE_MEMO];
 	u64 walks; /* walks this CPU began */
+	u64 ident_keep; /* for pyb_code_ident_memo: 0 for a shim frame, else ~0 */
 	u64 frame[16]; /* one frame struct, read whole, as aligned words */
 	u64 window_at, window_len; /* window holds window_len bytes from there */
 	u64 window[PYB_FRAME_WINDOW / 8 + 16]; /* pyb_read_frame's */
@@ -470,12 +471,16 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 {
 	u32 span = L->cw_span & (PYB_CODE_SPAN_MAX - 1);
 	struct pyb_code_memo *m = pyb_memo_entry(s, code, pid);
-	u64 ident;
+	u64 ident, keep = s->ident_keep;
 
-	/* met earlier in this walk: the same object, its window unread */
-	if (m->walk == s->walks && m->code == code) {
-		*traceable = m->traceable;
-		return m->ident;
+	/* met earlier in this walk: the same object, its window unread; or
+	 * an interpreter's shim frame, which tracebacks leave out: its
+	 * "code" need not be one (3.13+ put None in the eval loop's entry
+	 * frame), and reading it as one costs failed reads (a fault each,
+	 * the dearest thing a read can do) in every walk */
+	if (((m->walk ^ s->walks) & keep) == 0 && ((m->code ^ code) & keep) == 0) {
+		*traceable = m->traceable & keep;
+		return m->ident & keep;
 	}
 	u64 t = PYB_NOW();
 
@@ -504,6 +509,7 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 	 * for the object, unnamed, for as long as the entry lasts */
 	m->code = code & (0 - (u64)(s->ident_failed == 0));
 	PYB_PHASE(PYB_PHASE_IDENTS, 1);
+	PYB_PHASE(PYB_PHASE_IDENT_FAILS, s->ident_failed != 0);
 	PYB_PHASE(PYB_PHASE_IDENT_NS, PYB_NOW() - t);
 	return ident;
 }
@@ -567,6 +573,12 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 		PYB_ASYNC_WALK_FRAME(s, idx, frame, owner, owner_gen);
 		frame = s->frame[w_prev];
 		u64 traceable;
+#ifdef PYB_MAY_GOTO
+		s->ident_keep = shim - 1; /* all ones unless a shim */
+#else
+		/* counted loops: the verifier's budget has no room for it */
+		s->ident_keep = ~0ULL;
+#endif
 		u64 ident = pyb_code_ident_memo(L, s, code, pid, &traceable);
 		/* incomplete (_PyFrame_IsIncomplete): not owned by a generator,
 		 * and its instruction before the first traceable one */

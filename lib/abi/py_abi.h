@@ -311,6 +311,7 @@ enum pyb_phase {
 	PYB_PHASE_NEW_STACKS,     /* Python stacks stored (first seen) */
 	PYB_PHASE_NATIVE_STORE_NS, /* of NATIVE_NS: likewise */
 	PYB_PHASE_NEW_NATIVE,     /* native stacks stored */
+	PYB_PHASE_IDENT_FAILS,    /* identities some read of which failed (not kept) */
 	PYB_PHASE_MAX,
 };
 

@@ -49,11 +49,13 @@ void phases_print(struct bpfmod *m, const char *tool)
 	fprintf(stderr,
 		"%s: BPF time per Python sample (%.0f samples, clocks on): thread state %.0f ns; "
 		"Python walk %.0f ns (%.1f frames, %.2f frame reads of %.0f ns, %.2f code windows, "
-		"%.2f identities read of %.0f ns; %.0f ns storing, %.2f new stacks); ",
+		"%.2f identities read of %.0f ns, %.2f with a read that failed; %.0f ns storing, "
+		"%.2f new stacks); ",
 		tool, n, PER(PYB_PHASE_TSTATE_NS), PER(PYB_PHASE_WALK_NS), PER(PYB_PHASE_PY_FRAMES),
 		PER(PYB_PHASE_FRAME_READS), EACH(PYB_PHASE_FRAME_READ_NS, PYB_PHASE_FRAME_READS),
 		PER(PYB_PHASE_CODE_READS), PER(PYB_PHASE_IDENTS),
-		EACH(PYB_PHASE_IDENT_NS, PYB_PHASE_IDENTS), PER(PYB_PHASE_STORE_NS),
+		EACH(PYB_PHASE_IDENT_NS, PYB_PHASE_IDENTS), PER(PYB_PHASE_IDENT_FAILS),
+		PER(PYB_PHASE_STORE_NS),
 		PER(PYB_PHASE_NEW_STACKS));
 	if (v[PYB_PHASE_NATIVE_FRAMES])
 		fprintf(stderr,

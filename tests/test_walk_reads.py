@@ -1,0 +1,52 @@
+"""What the BPF walk reads, counted: pyprofile built with clocks and
+counters around its parts (PYBPF_PHASES=1) prints them with -v. A read of
+user memory that fails takes the kernel's fault path, the dearest thing a
+read can do, and a code identity that met one is not kept: read again in
+every walk. So a steady stack of a healthy process must make no read that
+fails, and from 3.12 (code objects carry co_version) must not read a code
+identity again once this CPU has met it, on every interpreter of the
+matrix: 3.13+ put None where a code object would be in the eval loop's
+entry frame (a shim tracebacks leave out), and reading it as one failed
+twice in every walk, unseen in any output."""
+import os
+import re
+import time
+
+from conftest import WORKLOADS
+from profiling import cpu_seconds, finish, start_tool
+
+PHASES = re.compile(r"BPF time per Python sample \((\d+) samples, clocks on\): .*?"
+                    r"([\d.]+) identities read of \d+ ns, ([\d.]+) with a read that failed")
+
+
+def test_steady_stack_reads_nothing_that_fails(interp, pyprofile, monkeypatch):
+    """sort_key.py: sorted() calls back into Python, so its stack holds two
+    eval-loop runs (and, from 3.12, a shim frame each), profiled at 199 Hz
+    until it had 2 s of CPU time (at most 30 s)."""
+    script = interp.place(os.path.join(WORKLOADS, "sort_key.py"))
+    proc = interp.spawn([script, "120"])
+    monkeypatch.setenv("PYBPF_PHASES", "1")
+    try:
+        time.sleep(1)
+        tool = start_tool(pyprofile, ["-v", "-F", "199", "--no-native", "-p", str(proc.pid),
+                                      "30"])
+        # from its header (sampling has begun; a first run compiles first)
+        cpu0 = cpu_seconds(proc.pid)
+        while cpu_seconds(proc.pid) - cpu0 < 2 and tool.poll() is None:
+            time.sleep(0.2)
+        tool.send_signal(2)
+        rc, _, err = finish(tool, 120)
+    finally:
+        proc.kill()
+    assert rc == 0, err
+    m = PHASES.search(err)
+    assert m, err
+    samples, idents, failed = int(m.group(1)), float(m.group(2)), float(m.group(3))
+    print("%s: %d samples, %.2f identities read a sample, %.2f with a failed read"
+          % (interp.id, samples, idents, failed))
+    assert samples >= 100, err
+    assert failed == 0, err
+    if interp.version >= (3, 12):
+        # each CPU reads the few code objects of the stack once: a sample
+        # then reads none
+        assert idents <= 0.1, err
