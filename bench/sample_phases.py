@@ -37,7 +37,7 @@ sys.path.insert(0, HERE)
 import smoke  # noqa: E402
 from bpf_progs import bpf_stats, fdinfo_fields  # noqa: E402
 
-PHASES = re.compile(r"BPF time per Python sample \(([\d.]+) samples, clocks on\): (.*)")
+PHASES = re.compile(r"BPF time per Python sample \(([\d.]+) of them, clocks on\): (.*)")
 # the figures of the phases line, by name, in the order printed
 FIGURES = [
     ("thread state ns", r"thread state (\d+) ns"),

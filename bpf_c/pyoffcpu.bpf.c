@@ -80,6 +80,7 @@ static __always_inline void charge(struct pyb_offcpu_start *st, u64 end, u64 run
 
 static __always_inline void switched_in(u32 tid, u64 now)
 {
+	u64 t = PYB_NOW();
 	struct pyb_offcpu_start *st = start.lookup(&tid);
 
 	if (!st)
@@ -87,6 +88,7 @@ static __always_inline void switched_in(u32 tid, u64 now)
 	/* a blocked thread stopped waiting when it was woken */
 	charge(st, st->wake_ts && st->wake_ts < now ? st->wake_ts : now, now);
 	start.delete(&tid);
+	PYB_PHASE(PYB_PHASE_SWITCH_IN_NS, PYB_NOW() - t);
 }
 
 /*
@@ -145,7 +147,11 @@ static __always_inline bool switched_out(void *ctx, long prev_state, u64 now)
 		st->key.detail = pyb_wait_reason(ctx, pid, tid, prev_state);
 	bpf_get_current_comm(&st->key.comm, sizeof(st->key.comm));
 	pyb_stat(PYB_STAT_SAMPLES);
+	PYB_PHASE(PYB_PHASE_SAMPLES, 1);
+	PYB_PHASE(PYB_PHASE_BEFORE_NS, PYB_NOW() - now);
 	st->key.pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
+	u64 t = PYB_NOW();
+
 	if (st->key.pystack)
 		PYB_ASYNC_KEY(ctx, &st->key, L, s, pid);
 	st->key.user_stack = -1; /* the native walk's chain sets it */
@@ -154,6 +160,7 @@ static __always_inline bool switched_out(void *ctx, long prev_state, u64 now)
 				       ? stack_traces.get_stackid(ctx, 0)
 				       : -1;
 	start.update(&tid, st);
+	PYB_PHASE(PYB_PHASE_REST_NS, PYB_NOW() - t);
 	return USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS) && pyb_native_begin_task(pid);
 }
 
@@ -165,6 +172,8 @@ static __always_inline void pyb_switch_finish(void *ctx, struct pyb_native_scrat
 
 	if (st)
 		st->key.user_stack = id;
+	PYB_PHASE(PYB_PHASE_NATIVE_NS, PYB_NOW() - ns->began);
+	PYB_PHASE(PYB_PHASE_NATIVE_FRAMES, ns->st.len);
 }
 BPF_PROG_ARRAY(native_walk_switch_tail, 1);
 int native_walk_switch(void *ctx)

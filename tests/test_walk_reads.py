@@ -15,7 +15,7 @@ import time
 from conftest import WORKLOADS
 from profiling import cpu_seconds, finish, start_tool
 
-PHASES = re.compile(r"BPF time per Python sample \((\d+) samples, clocks on\): .*?"
+PHASES = re.compile(r"BPF time per Python sample \((\d+) of them, clocks on\): .*?"
                     r"([\d.]+) identities read of \d+ ns, ([\d.]+) with a read that failed")
 
 

@@ -21,6 +21,7 @@
 #include "report/summary.h"
 #include "report/units.h"
 #include "bpf/open_intervals.h"
+#include "bpf/phases.h"
 #include "bpf/stack_hist.h"
 #include "bpf/tool.h"
 #include "sys/clock.h"
@@ -390,6 +391,8 @@ static int run(const struct options *o, struct tool_session *s, struct open_inte
 					session_stat(s, PYB_STAT_SAMPLES), "Python switch");
 	if (o->cli.verbose && !o->no_reasons)
 		session_print_bpf_stats(s, progs->sys_enter, "sys_enter", 0, NULL);
+	if (o->cli.verbose)
+		phases_print(&s->bpf, "pyoffcpu", "Python switch");
 	report_free(&rep);
 	return cli_exit_status(&o->cli, s, rc);
 }

@@ -395,7 +395,7 @@ static int write_report(const struct options *o, struct tool_session *s, int sam
 	if (o->cli.verbose) {
 		session_print_bpf_stats(s, sample_fd, "sampling", session_stat(s, PYB_STAT_SAMPLES),
 					"Python sample");
-		phases_print(&s->bpf, "pyprofile");
+		phases_print(&s->bpf, "pyprofile", "Python sample");
 	}
 	report_free(&rep);
 	return cli_exit_status(&o->cli, s, rc);

@@ -312,6 +312,8 @@ enum pyb_phase {
 	PYB_PHASE_NATIVE_STORE_NS, /* of NATIVE_NS: likewise */
 	PYB_PHASE_NEW_NATIVE,     /* native stacks stored */
 	PYB_PHASE_IDENT_FAILS,    /* identities some read of which failed (not kept) */
+	PYB_PHASE_BEFORE_NS,      /* pyoffcpu: its own look-ups before the walk */
+	PYB_PHASE_SWITCH_IN_NS,   /* pyoffcpu: charging an interval as its thread runs */
 	PYB_PHASE_MAX,
 };
 

@@ -27,7 +27,7 @@ static uint64_t phase_sum(int fd, int which, uint64_t *vals, int ncpu)
 	return sum;
 }
 
-void phases_print(struct bpfmod *m, const char *tool)
+void phases_print(struct bpfmod *m, const char *tool, const char *event)
 {
 	int fd = bpfmod_table_fd(m, "pyb_phases"), ncpu = cpu_list_possible_count();
 	uint64_t v[PYB_PHASE_MAX], *vals;
@@ -45,13 +45,18 @@ void phases_print(struct bpfmod *m, const char *tool)
 		return;
 	n = (double)v[PYB_PHASE_SAMPLES];
 #define PER(i) ((double)v[i] / n)
+	char before[64] = "";
+
+	if (v[PYB_PHASE_BEFORE_NS])
+		snprintf(before, sizeof(before), "the tool's look-ups before the walk %.0f ns; ",
+			 PER(PYB_PHASE_BEFORE_NS));
 #define EACH(ns, count) (v[count] ? (double)v[ns] / (double)v[count] : 0.0)
 	fprintf(stderr,
-		"%s: BPF time per Python sample (%.0f samples, clocks on): thread state %.0f ns; "
+		"%s: BPF time per %s (%.0f of them, clocks on): %sthread state %.0f ns; "
 		"Python walk %.0f ns (%.1f frames, %.2f frame reads of %.0f ns, %.2f code windows, "
 		"%.2f identities read of %.0f ns, %.2f with a read that failed; %.0f ns storing, "
 		"%.2f new stacks); ",
-		tool, n, PER(PYB_PHASE_TSTATE_NS), PER(PYB_PHASE_WALK_NS), PER(PYB_PHASE_PY_FRAMES),
+		tool, event, n, before, PER(PYB_PHASE_TSTATE_NS), PER(PYB_PHASE_WALK_NS), PER(PYB_PHASE_PY_FRAMES),
 		PER(PYB_PHASE_FRAME_READS), EACH(PYB_PHASE_FRAME_READ_NS, PYB_PHASE_FRAME_READS),
 		PER(PYB_PHASE_CODE_READS), PER(PYB_PHASE_IDENTS),
 		EACH(PYB_PHASE_IDENT_NS, PYB_PHASE_IDENTS), PER(PYB_PHASE_IDENT_FAILS),
@@ -65,6 +70,9 @@ void phases_print(struct bpfmod *m, const char *tool)
 			PER(PYB_PHASE_STACK_READS), EACH(PYB_PHASE_STACK_READ_NS, PYB_PHASE_STACK_READS),
 			PER(PYB_PHASE_ROW_SEARCHES), PER(PYB_PHASE_TRIE_LOOKUPS),
 			PER(PYB_PHASE_NATIVE_STORE_NS), PER(PYB_PHASE_NEW_NATIVE));
+	if (v[PYB_PHASE_SWITCH_IN_NS])
+		fprintf(stderr, "charging the interval as the thread runs again %.0f ns; ",
+			PER(PYB_PHASE_SWITCH_IN_NS));
 	fprintf(stderr, "the rest %.0f ns\n", PER(PYB_PHASE_REST_NS));
 #undef PER
 #undef EACH
