@@ -86,16 +86,18 @@ def austin_rows(common):
 
 def overhead_rows(common):
     rows = []
-    for tool, extra, what in (
-            ("pyoffcpu", [], "pyoffcpu, pipe ping-pong (a switch per hop), native stacks on"),
-            ("pyoffcpu", ["--extra=--no-native"], "the same, --no-native"),
-            ("pygil", [], "pygil, 4 threads contending")):
+    for tool, extra, what, event in (
+            ("pyoffcpu", [], "pyoffcpu, pipe ping-pong (a switch per hop), native stacks on",
+             "Python switch"),
+            ("pyoffcpu", ["--extra=--no-native"], "the same, --no-native", "Python switch"),
+            ("pygil", [], "pygil, 4 threads contending", "GIL wait episode (its futex "
+             "waits, the holder's stack walked at each)")):
         out, cmd = run("tool_overhead.py", [tool] + extra, common)
         ratio, per_ev, user = find(r"median throughput ratio traced/untraced %s .*?per Python "
                                    r"event: median %s ns;.*?CPU median %s%%" % (NUM, NUM, NUM),
                                    out)
-        rows.append((what, "throughput ratio %s; BPF %s ns per event; tool %s%% of a CPU"
-                     % (ratio, per_ev, user), cmd))
+        rows.append((what, "throughput ratio %s; BPF %s ns per %s; tool %s%% of a CPU"
+                     % (ratio, per_ev, event, user), cmd))
     return rows
 
 

@@ -10,8 +10,10 @@ Needs root (the tools load BPF programs). Run with:
 """
 import glob
 import os
+import re
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -24,6 +26,10 @@ BENCH = os.path.join(REPO, "bench")
 BUILD = os.environ.get("PYBPF_BUILD", os.path.join(REPO, "build"))
 AUSTIN = os.path.join(os.environ.get("PYBPF_CACHE", "/var/cache/pybpf-tools"),
                       "chroots/sid/opt/austin/root/usr/bin/austin")
+
+# where report.py's smoke run writes its table (compared with the README's)
+REPORT = os.path.join(tempfile.gettempdir(), "pybpf-report-smoke-%d.md" % os.getpid())
+README = os.path.join(REPO, "README.md")
 
 # script -> the argument lists of its smoke runs (none for a script whose
 # smoke run report.py's makes: each runs once)
@@ -39,7 +45,7 @@ SCRIPTS = {
     "pymem_gc.py": [[]],
     "pymem_growth.py": [[]],
     "pyprofile_overhead.py": [[]],
-    "report.py": [["-o", os.devnull]],
+    "report.py": [["-o", REPORT]],
     "sample_phases.py": [[]],
     "scale.py": [[]],
     "startup.py": [["--only", "p"]],
@@ -74,3 +80,32 @@ def test_smoke(script, args):
                        env=dict(os.environ, PYBPF_BUILD=BUILD))
     assert r.returncode == 0, "%s %s exited %d:\n%s" % (script, args, r.returncode,
                                                         r.stdout[-6000:])
+    if script == "report.py":
+        readme_table_is_reports(REPORT)
+
+
+def commands(table):
+    """The command column of a markdown table's rows, in order."""
+    return [line.rstrip(" |").rsplit(" | ", 1)[1] for line in table.splitlines()
+            if line.startswith("| ") and not line.startswith("| what |")]
+
+
+def readme_table_is_reports(path):
+    """The README's first Performance table is report.py's output: the same
+    rows (by their commands; the figures and the workload's size differ in
+    --smoke), in its order, under its "Measured ..." line."""
+    with open(path, encoding="utf-8") as f:
+        made = f.read()
+    os.unlink(path)
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r"<!-- bench/report.py: from here -->\n(.*?)<!-- bench/report.py: to here -->",
+                  text, re.S)
+    assert m, "README: no table between the bench/report.py markers"
+    pasted = m.group(1)
+    assert re.match(r"Measured \d{4}-\d\d-\d\d \d\d:\d\d UTC on ", pasted), pasted[:200]
+    ours, theirs = commands(made), commands(pasted)
+    if not os.access(AUSTIN, os.X_OK):  # report.py leaves austin out, saying so
+        theirs = [c for c in theirs if "peer_austin" not in c]
+        ours = [c for c in ours if "peer_austin" not in c]
+    assert ours == theirs, (ours, theirs)
