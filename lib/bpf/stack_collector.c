@@ -443,6 +443,21 @@ static int read_native(int fd, int32_t id, struct native_walk *w)
 }
 
 /* Frames of stack id (0 for PYB_STACK_ID_NONE: none was taken), or -1. */
+/* Whether a kernel frame is the tracing machinery's own: some kernels put
+ * the tracepoint's iterator (__traceiter_sched_switch) or BPF's entry on
+ * top of a stack taken in a tracepoint program, above where the thread
+ * really is (__schedule): not a frame of the thread's. */
+static bool tracing_frame(const char *name)
+{
+	static const char *const own[] = { "__traceiter_", "__bpf_trace_", "bpf_trace_run",
+					   "trace_call_bpf", "perf_trace_", "__probestub_" };
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (strncmp(name, own[i], strlen(own[i])) == 0)
+			return true;
+	return false;
+}
+
 static int read_stack(int fd, int32_t id, uint64_t *ips)
 {
 	uint64_t raw[MAX_NATIVE] = { 0 };
@@ -740,7 +755,7 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 									  : "[no Python frames]");
 		if (f->kernel_stacks) {
 			n = read_stack(maps->stacks_fd, key.kernel_stack, ips);
-			for (int i = 0; i < n; i++) {
+			for (int i = 0, top = 1; i < n; i++) {
 				struct report_frame kf = { .kind = REPORT_FRAME_KERNEL,
 							   .addr = ips[i] };
 				struct bcc_symbol sym;
@@ -748,6 +763,10 @@ int stack_collector_collect(struct stack_collector *c, struct py_registry *reg,
 				if (c->ksyms && bcc_symcache_resolve_no_demangle(c->ksyms, ips[i],
 										   &sym) == 0)
 					kf.name = sym.name;
+				/* innermost first: the tracepoint's own frames */
+				if (top && kf.name && tracing_frame(kf.name))
+					continue;
+				top = 0;
 				frames_push(&kernel, &kf);
 			}
 			/* sampled in user mode: there is no kernel stack */
