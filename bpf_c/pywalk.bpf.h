@@ -51,6 +51,7 @@ struct pyb_scratch {
 	struct pyb_code_memo memo[PYB_CODE_MEMO];
 	u64 walks; /* walks this CPU began */
 	u64 ident_keep; /* for pyb_code_ident_memo: 0 for a shim frame, else ~0 */
+	u64 file_ptr, file_walk, file_ident; /* pyb_file_ident's last */
 	u64 frame[16]; /* one frame struct, read whole, as aligned words */
 	u64 window_at, window_len; /* window holds window_len bytes from there */
 	u64 window[PYB_FRAME_WINDOW / 8 + 16]; /* pyb_read_frame's */
@@ -408,6 +409,36 @@ static __always_inline u64 pyb_str_ident(struct pyb_layout *L, struct pyb_scratc
 	return PYB_STR_IDENT(ptr, len, tail);
 }
 
+/*
+ * PYB_STR_IDENT of a code object's file name at ptr. The code objects of a
+ * stack mostly share one (a module's functions hold its file name's str):
+ * where the kernel has may_goto (room for the branch), a file name met in
+ * this walk is not read again. That is sound for the reason the code memo
+ * is (pyb_code_ident_memo): a code object of an older frame held its str
+ * when the walk began and holds it still, so a str met at the same address
+ * in one walk is one object.
+ */
+static __always_inline u64 pyb_file_ident(struct pyb_layout *L, struct pyb_scratch *s, u64 ptr)
+{
+#ifdef PYB_MAY_GOTO
+	u64 failed = s->ident_failed, ident;
+
+	if (s->file_walk == s->walks && s->file_ptr == ptr)
+		return s->file_ident;
+	s->ident_failed = 0;
+	ident = pyb_str_ident(L, s, ptr);
+	if (!s->ident_failed) {
+		s->file_ptr = ptr;
+		s->file_walk = s->walks;
+		s->file_ident = ident;
+	}
+	s->ident_failed |= failed;
+	return ident;
+#else
+	return pyb_str_ident(L, s, ptr);
+#endif
+}
+
 /* The int at byte offset off of the code window (0 if the layout has
  * none there). */
 static __always_inline u64 pyb_code_int(struct pyb_scratch *s, s32 off)
@@ -495,7 +526,7 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 	m->code = 0; /* not whole until its identity is in */
 	s->ident_failed = 0;
 	ident = PYB_CODE_IDENT(pyb_str_ident(L, s, s->code[CWORD(L->cw_name)]),
-			       pyb_str_ident(L, s, s->code[CWORD(L->cw_file)]),
+			       pyb_file_ident(L, s, s->code[CWORD(L->cw_file)]),
 			       pyb_lines_ident(L, s, s->code[CWORD(L->cw_lines)]),
 			       pyb_code_int(s, L->cw_firstline), pyb_code_int(s, L->cw_units),
 			       pyb_code_int(s, L->cw_version));
