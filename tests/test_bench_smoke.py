@@ -28,7 +28,7 @@ AUSTIN = os.path.join(os.environ.get("PYBPF_CACHE", "/var/cache/pybpf-tools"),
                       "chroots/sid/opt/austin/root/usr/bin/austin")
 
 # where report.py's smoke run writes its table (compared with the README's)
-REPORT = os.path.join(tempfile.gettempdir(), "pybpf-report-smoke-%d.md" % os.getpid())
+REPORT = os.path.join(tempfile.gettempdir(), "pybpf-report-smoke.md")
 README = os.path.join(REPO, "README.md")
 
 # script -> the argument lists of its smoke runs (none for a script whose
