@@ -13,7 +13,7 @@ import re
 import time
 
 from conftest import WORKLOADS
-from profiling import cpu_seconds, finish, start_tool
+from profiling import cpu_seconds, run_until
 
 PHASES = re.compile(r"BPF time per Python sample \((\d+) of them, clocks on\): .*?"
                     r"([\d.]+) identities read of \d+ ns, ([\d.]+) with a read that failed")
@@ -26,17 +26,10 @@ def profile_phases(interp, pyprofile, script):
     proc = interp.spawn([script, "120"])
     try:
         time.sleep(1)
-        tool = start_tool(pyprofile, ["-v", "-F", "199", "--no-native", "-p", str(proc.pid),
-                                      "30"])
-        # from its header (sampling has begun; a first run compiles first)
-        cpu0 = cpu_seconds(proc.pid)
-        while cpu_seconds(proc.pid) - cpu0 < 2 and tool.poll() is None:
-            time.sleep(0.2)
-        tool.send_signal(2)
-        rc, _, err = finish(tool, 120)
+        _, err, _ = run_until(pyprofile, ["-F", "199", "--no-native", "-p", str(proc.pid)],
+                              proc.pid, cpu_seconds, 2.0, 30)
     finally:
         proc.kill()
-    assert rc == 0, err
     m = PHASES.search(err)
     assert m, err
     return int(m.group(1)), float(m.group(2)), float(m.group(3)), err

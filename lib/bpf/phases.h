@@ -3,8 +3,8 @@
  * Where the sampling program's time goes, for whoever works on its cost:
  * with PYBPF_PHASES=1 in the environment, the programs are compiled with
  * clocks around their parts (enum pyb_phase, bpf_c/pywalk.bpf.h) and
- * pyprofile -v and pyoffcpu -v print the sums per sample or switch. Off by default: the clocks
- * cost some 20 ns each.
+ * pyprofile -v and pyoffcpu -v print the sums per sample or switch. Off by
+ * default: the clocks cost some 20 ns each.
  */
 #ifndef PYBPF_BPF_PHASES_H
 #define PYBPF_BPF_PHASES_H

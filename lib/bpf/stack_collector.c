@@ -442,7 +442,6 @@ static int read_native(int fd, int32_t id, struct native_walk *w)
 	return 0;
 }
 
-/* Frames of stack id (0 for PYB_STACK_ID_NONE: none was taken), or -1. */
 /* Whether a kernel frame is the tracing machinery's own: some kernels put
  * the tracepoint's iterator (__traceiter_sched_switch) or BPF's entry on
  * top of a stack taken in a tracepoint program, above where the thread
@@ -458,6 +457,7 @@ static bool tracing_frame(const char *name)
 	return false;
 }
 
+/* Frames of stack id (0 for PYB_STACK_ID_NONE: none was taken), or -1. */
 static int read_stack(int fd, int32_t id, uint64_t *ips)
 {
 	uint64_t raw[MAX_NATIVE] = { 0 };
