@@ -39,9 +39,14 @@ def by_name(proc):
 
 
 def settled(proc):
-    """Every named thread present (the reporter gone) and in its call."""
+    """Every named thread present, the reporter gone, each thread in its
+    call, and the GIL held: the reporter's thread drops the GIL as it ends
+    and, on a loaded machine, the burner may take milliseconds to be
+    scheduled and take it back (a look in between sees no holder)."""
     names = by_name(proc)
-    if set(names) != NAMES:
+    if set(names) != NAMES or len(proc["threads"]) != len(NAMES):
+        return False
+    if proc["gil_holder_tid"] is None:
         return False
     calls = {n: ((names[n]["state"] or {}).get("syscall") or {}).get("name") for n in names}
     return (calls["dead-a"] == calls["dead-b"] == "futex" and calls["receiver"] == "recvfrom"
