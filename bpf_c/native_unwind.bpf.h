@@ -88,6 +88,9 @@ struct pyb_native_scratch {
 	u32 pid;
 	u32 done;  /* the walk is over (st.end says why) */
 	u32 evals_left; /* eval-loop frames until the outermost, or 0: walk on */
+	/* the process's eval loop (struct pyb_proc's), copied at the walk's
+	 * start: each program of the chain would otherwise look it up again */
+	u64 eval_start[PYB_EVAL_RANGES], eval_end[PYB_EVAL_RANGES];
 	struct pyb_row_memo row_cache[PYB_ROW_CACHE]; /* rows by hashed address */
 	/* the mapping of the walk's last frame (a copy of its trie value):
 	 * callers are mostly in the same file as their callees */
@@ -344,12 +347,12 @@ static __always_inline u32 pyb_python_evals(u32 pid)
 
 /* 1 if ip is in the process's eval loop, else 0 (user addresses are below
  * 2^63: a difference's sign bit is the compare, without a branch). */
-static __always_inline u32 pyb_in_eval(const struct pyb_proc *proc, u64 ip)
+static __always_inline u32 pyb_in_eval(const struct pyb_native_scratch *ns, u64 ip)
 {
 	u64 in = 0;
 
 	for (int k = 0; k < PYB_EVAL_RANGES; k++)
-		in |= ((ip - proc->eval_end[k]) >> 63) & ~((ip - proc->eval_start[k]) >> 63);
+		in |= ((ip - ns->eval_end[k]) >> 63) & ~((ip - ns->eval_start[k]) >> 63);
 	return (u32)(in & 1);
 }
 
@@ -364,7 +367,6 @@ static __always_inline void pyb_native_batch(void *ctx, struct pyb_native_scratc
 {
 	struct pyb_native_stack *st = &ns->st;
 	struct pyb_uregs *r = &ns->r;
-	struct pyb_proc *proc = procs.lookup(&ns->pid);
 
 	/* The generation the stack is named by (here, in the chain, not in
 	 * the tools' entry programs, whose stacks are full); past the leaf,
@@ -395,8 +397,8 @@ static __always_inline void pyb_native_batch(void *ctx, struct pyb_native_scratc
 			ns->done = 1;
 			return;
 		}
-		if (PYB_PYTHON_ROOT && proc && ns->evals_left) {
-			ns->evals_left -= pyb_in_eval(proc, r->ip);
+		if (PYB_PYTHON_ROOT && ns->evals_left) {
+			ns->evals_left -= pyb_in_eval(ns, r->ip);
 			if (!ns->evals_left) {
 				st->end = PYB_NATIVE_PYTHON_ROOT;
 				ns->done = 1;
@@ -416,6 +418,8 @@ static __always_inline void pyb_native_batch(void *ctx, struct pyb_native_scratc
 			}
 		}
 		if (!m) {
+			struct pyb_proc *proc = procs.lookup(&ns->pid);
+
 			st->end = PYB_NATIVE_NO_MAPPING;
 			ns->done = 1;
 			/* two CPUs may both say so: harmless */
@@ -504,8 +508,16 @@ static __always_inline struct pyb_native_scratch *pyb_native_chain_step(void *ct
 
 	if (!ns)
 		return NULL;
-	if (PYB_PYTHON_ROOT && !ns->st.len)
-		ns->evals_left = pyb_python_evals(ns->pid);
+	if (PYB_PYTHON_ROOT && !ns->st.len) {
+		struct pyb_proc *proc = procs.lookup(&ns->pid);
+
+		/* an unregistered process is walked to its end */
+		ns->evals_left = proc ? pyb_python_evals(ns->pid) : 0;
+		if (proc) {
+			__builtin_memcpy(ns->eval_start, proc->eval_start, sizeof(ns->eval_start));
+			__builtin_memcpy(ns->eval_end, proc->eval_end, sizeof(ns->eval_end));
+		}
+	}
 	pyb_native_batch(ctx, ns);
 	return ns;
 }
