@@ -30,6 +30,8 @@ BPF_TABLE("lru_hash", u32, u64, tstates, 65536);
 
 /* Bytes of a thread's frames read at once (pyb_read_frame). */
 #define PYB_FRAME_WINDOW 2048
+/* Frames further than this from that copy are in other memory. */
+#define PYB_FRAME_FAR (1ULL << 20)
 
 /* A str's header and up to this many characters are read at once
  * (pyb_str_ident): the names of code objects and files are mostly shorter. */
@@ -323,6 +325,18 @@ static __always_inline int pyb_read_frame(struct pyb_layout *L, struct pyb_scrat
 	if (L->frame_model != PYB_FRAMES_OBJECTS && !(frame & 7)) {
 		u64 rel = frame - s->window_at;
 
+		/* far from the copy (by more than a data stack chunk): a frame
+		 * of another kind of memory, the C stack (3.12+'s entry
+		 * frames) or a generator; read alone, the copy kept for the
+		 * frames of the data stack that follow */
+		if (s->window_len && rel + PYB_FRAME_FAR > 2 * PYB_FRAME_FAR) {
+			u64 t = PYB_NOW();
+			int err = bpf_probe_read_user(s->frame, span, (void *)frame);
+
+			PYB_PHASE(PYB_PHASE_FRAME_READS, 1);
+			PYB_PHASE(PYB_PHASE_FRAME_READ_NS, PYB_NOW() - t);
+			return err;
+		}
 		if (rel > PYB_FRAME_WINDOW - span || rel + span > s->window_len) {
 			u64 end = frame + span, at = end - PYB_FRAME_WINDOW, page = frame & ~4095ULL;
 			u64 len;
