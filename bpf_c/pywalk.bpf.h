@@ -56,6 +56,7 @@ struct pyb_scratch {
 	u64 file_ptr, file_walk, file_ident; /* pyb_file_ident's last */
 	u64 frame[16]; /* one frame struct, read whole, as aligned words */
 	u64 window_at, window_len; /* window holds window_len bytes from there */
+	u64 frame_alone; /* the last frame was far from window, read alone */
 	u64 window[PYB_FRAME_WINDOW / 8 + 16]; /* pyb_read_frame's */
 	u64 code[PYB_CODE_SPAN_MAX / 8]; /* a code object's window, likewise */
 	u64 lines[4];  /* the head of a line table (bytes object) */
@@ -325,18 +326,22 @@ static __always_inline int pyb_read_frame(struct pyb_layout *L, struct pyb_scrat
 	if (L->frame_model != PYB_FRAMES_OBJECTS && !(frame & 7)) {
 		u64 rel = frame - s->window_at;
 
-		/* far from the copy (by more than a data stack chunk): a frame
-		 * of another kind of memory, the C stack (3.12+'s entry
-		 * frames) or a generator; read alone, the copy kept for the
-		 * frames of the data stack that follow */
-		if (s->window_len && rel + PYB_FRAME_FAR > 2 * PYB_FRAME_FAR) {
+		/* far from the copy (by more than a data stack chunk): most
+		 * often a frame of other memory, the C stack (3.12+'s entry
+		 * frames) or a generator, read alone and the copy kept for the
+		 * frames of the data stack that follow; the second far one in
+		 * a row (the data stack's older chunk, or generators awaiting
+		 * each other) takes a copy of its own */
+		if (s->window_len && !s->frame_alone && rel + PYB_FRAME_FAR > 2 * PYB_FRAME_FAR) {
 			u64 t = PYB_NOW();
 			int err = bpf_probe_read_user(s->frame, span, (void *)frame);
 
 			PYB_PHASE(PYB_PHASE_FRAME_READS, 1);
 			PYB_PHASE(PYB_PHASE_FRAME_READ_NS, PYB_NOW() - t);
+			s->frame_alone = 1;
 			return err;
 		}
+		s->frame_alone = 0;
 		if (rel > PYB_FRAME_WINDOW - span || rel + span > s->window_len) {
 			u64 end = frame + span, at = end - PYB_FRAME_WINDOW, page = frame & ~4095ULL;
 			u64 len;

@@ -55,3 +55,35 @@ def test_steady_stack_reads_nothing_that_fails(interp, pyprofile, monkeypatch):
         if interp.version < (3, 12) or idents <= 0.1:
             return
     assert idents <= 0.1, err
+
+
+FRAME_READS = re.compile(r"Python walk \d+ ns \(([\d.]+) frames, ([\d.]+) frame reads of")
+
+
+def test_deep_stack_frames_come_from_copies(interp, pyprofile, monkeypatch):
+    """From 3.11 a thread's frames lie one below the other in its data
+    stack, in chunks, and the walk reads them a page at a time: 192 frames
+    of a 300-deep recursion take a read a dozen frames or so, not one a
+    frame. Frames elsewhere (3.12+'s entry frames on the C stack, the
+    stack's older chunks) are read alone without losing the copy; the
+    second such frame in a row, a new chunk, takes a copy of its own
+    (found: without that, every frame of an older chunk was read alone,
+    174 reads a sample)."""
+    if interp.version < (3, 11):
+        return print("%s: frame objects, one read each" % interp.id)
+    monkeypatch.setenv("PYBPF_PHASES", "1")
+    proc = interp.spawn([interp.place(os.path.join(WORKLOADS, "deep_stack.py")), "300"])
+    try:
+        time.sleep(1)
+        _, err, _ = run_until(pyprofile, ["-F", "199", "--no-native", "-p", str(proc.pid)],
+                              proc.pid, cpu_seconds, 1.0, 30)
+    finally:
+        proc.kill()
+    if "loops checked turn by turn" in err:
+        return print("%s: no may_goto in this kernel, a read a frame" % interp.id)
+    m = FRAME_READS.search(err)
+    assert m, err
+    frames, reads = float(m.group(1)), float(m.group(2))
+    print("%s: %.1f frames, %.2f frame reads a sample" % (interp.id, frames, reads))
+    assert frames >= 190, err
+    assert reads <= frames / 6, err
