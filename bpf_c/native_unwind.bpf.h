@@ -327,6 +327,10 @@ static __always_inline u32 pyb_python_evals(u32 pid)
 	    (s->stack.flags & (PYB_STACK_TRUNCATED | PYB_STACK_READ_ERROR)))
 		return 0;
 	len = s->stack.len;
+#ifdef PYB_MAY_GOTO
+	/* counted as it walked (each frame's flags as below) */
+	return len ? (u32)s->walk_evals : 0;
+#endif
 #pragma clang loop unroll(disable)
 	for (u32 i = 0; i < PYB_MAX_FRAMES; i++) {
 		u32 j = i, fl;

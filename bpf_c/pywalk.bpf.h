@@ -57,6 +57,7 @@ struct pyb_scratch {
 	u64 frame[16]; /* one frame struct, read whole, as aligned words */
 	u64 window_at, window_len; /* window holds window_len bytes from there */
 	u64 frame_alone; /* the last frame was far from window, read alone */
+	u64 walk_evals; /* eval-loop runs of the walk's stack (pyb_python_evals) */
 	u64 window[PYB_FRAME_WINDOW / 8 + 16]; /* pyb_read_frame's */
 	u64 code[PYB_CODE_SPAN_MAX / 8]; /* a code object's window, likewise */
 	u64 lines[4];  /* the head of a line table (bytes object) */
@@ -597,6 +598,7 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 	s->stack.pid = pid;
 	s->walks++; /* memo entries of earlier walks stand only from 3.12 */
 	s->window_len = 0;
+	s->walk_evals = 0;
 	PYB_FOR(n, PYB_MAX_FRAMES, s->stack.len, walked) {
 		if (!frame)
 			break;
@@ -640,6 +642,9 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 		s->stack.frames[idx].instr_offset = (s32)offset;
 		s->stack.frames[idx].flags = (u32)(objects | ((entry | (0 - entry)) >> 63) |
 						   (shim << 1) | (hidden << 2));
+#ifdef PYB_MAY_GOTO
+		s->walk_evals += (objects | ((entry | (0 - entry)) >> 63) | shim) & 1;
+#endif
 		s->stack.frames[idx].ident = ident;
 		hash = (hash ^ code) * 0x100000001b3ULL;
 		hash = (hash ^ ident) * 0x100000001b3ULL;
