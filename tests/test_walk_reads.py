@@ -19,17 +19,25 @@ PHASES = re.compile(r"BPF time per Python sample \((\d+) of them, clocks on\): .
                     r"([\d.]+) identities read of \d+ ns, ([\d.]+) with a read that failed")
 
 
-def profile_phases(interp, pyprofile, script):
-    """(samples, code identities read a sample, of them with a failed
-    read, pyprofile's stderr) of a fresh sort_key.py process profiled at
-    199 Hz until it had 2 s of CPU time (at most 30 s)."""
-    proc = interp.spawn([script, "120"])
+def phases_of(interp, pyprofile, args, cpu):
+    """pyprofile -v's stderr (PYBPF_PHASES set by the caller) for a fresh
+    process of ARGS profiled at 199 Hz, Python stacks only, until it had
+    CPU seconds of CPU time (at most 30 s)."""
+    proc = interp.spawn(args)
     try:
         time.sleep(1)
         _, err, _ = run_until(pyprofile, ["-F", "199", "--no-native", "-p", str(proc.pid)],
-                              proc.pid, cpu_seconds, 2.0, 30)
+                              proc.pid, cpu_seconds, cpu, 30)
     finally:
         proc.kill()
+    return err
+
+
+def profile_phases(interp, pyprofile, script):
+    """(samples, code identities read a sample, of them with a failed
+    read, pyprofile's stderr) of a fresh sort_key.py process profiled
+    until it had 2 s of CPU time."""
+    err = phases_of(interp, pyprofile, [script, "120"], 2.0)
     m = PHASES.search(err)
     assert m, err
     return int(m.group(1)), float(m.group(2)), float(m.group(3)), err
@@ -72,13 +80,8 @@ def test_deep_stack_frames_come_from_copies(interp, pyprofile, monkeypatch):
     if interp.version < (3, 11):
         return print("%s: frame objects, one read each" % interp.id)
     monkeypatch.setenv("PYBPF_PHASES", "1")
-    proc = interp.spawn([interp.place(os.path.join(WORKLOADS, "deep_stack.py")), "300"])
-    try:
-        time.sleep(1)
-        _, err, _ = run_until(pyprofile, ["-F", "199", "--no-native", "-p", str(proc.pid)],
-                              proc.pid, cpu_seconds, 1.0, 30)
-    finally:
-        proc.kill()
+    err = phases_of(interp, pyprofile,
+                    [interp.place(os.path.join(WORKLOADS, "deep_stack.py")), "300"], 1.0)
     if "loops checked turn by turn" in err:
         return print("%s: no may_goto in this kernel, a read a frame" % interp.id)
     m = FRAME_READS.search(err)
