@@ -315,8 +315,9 @@ static __always_inline struct pyb_native_scratch *pyb_native_begin_task(u32 pid)
  * The eval-loop runs of the Python stack walked just before on this CPU
  * (this thread's, in pyb_scratch_map): its entry frames, or from 3.12 its
  * shims; 0 if it is not whole or there is none (pyb_current_stack empties
- * it then). Counted in the walk's first step, a program of its own: the
- * entry program's BPF stack is full.
+ * it then). Where the kernel has may_goto the walk counted them as it
+ * stored its frames; else they are counted here, in the native walk's
+ * first step, a program of its own: the entry program's BPF stack is full.
  */
 static __always_inline u32 pyb_python_evals(u32 pid)
 {
@@ -333,7 +334,7 @@ static __always_inline u32 pyb_python_evals(u32 pid)
 #endif
 #pragma clang loop unroll(disable)
 	for (u32 i = 0; i < PYB_MAX_FRAMES; i++) {
-		u32 j = i, fl;
+		u32 j = i;
 
 		if (i >= len)
 			break;
@@ -343,8 +344,7 @@ static __always_inline u32 pyb_python_evals(u32 pid)
 		PYB_OPAQUE(j);
 		if (j >= PYB_MAX_FRAMES)
 			break;
-		fl = s->stack.frames[j].flags;
-		n += (fl | fl >> 1) & 1;
+		n += pyb_frame_begins_eval(s->stack.frames[j].flags);
 	}
 	return n;
 }
@@ -515,9 +515,9 @@ static __always_inline struct pyb_native_scratch *pyb_native_chain_step(void *ct
 	if (PYB_PYTHON_ROOT && !ns->st.len) {
 		struct pyb_proc *proc = procs.lookup(&ns->pid);
 
-		/* an unregistered process is walked to its end */
-		ns->evals_left = proc ? pyb_python_evals(ns->pid) : 0;
+		ns->evals_left = 0; /* an unregistered process is walked to its end */
 		if (proc) {
+			ns->evals_left = pyb_python_evals(ns->pid);
 			__builtin_memcpy(ns->eval_start, proc->eval_start, sizeof(ns->eval_start));
 			__builtin_memcpy(ns->eval_end, proc->eval_end, sizeof(ns->eval_end));
 		}

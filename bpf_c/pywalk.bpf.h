@@ -40,6 +40,13 @@ BPF_TABLE("lru_hash", u32, u64, tstates, 65536);
 /* Bytes of a thread state read at once (pyb_find_tstate's cached path). */
 #define PYB_TSTATE_WINDOW 512
 
+/* 1 if a walked frame (its PYB_FRAME_* flags) is where an eval-loop run
+ * begins: a 3.8-3.10 frame object or an entry frame, or from 3.12 a shim. */
+static __always_inline u32 pyb_frame_begins_eval(u32 flags)
+{
+	return (flags & (PYB_FRAME_ENTRY | PYB_FRAME_SHIM)) != 0;
+}
+
 /* Code objects this CPU identified lately (pyb_code_ident_memo). */
 #define PYB_CODE_MEMO 256
 struct pyb_code_memo {
@@ -640,10 +647,12 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 
 		s->stack.frames[idx].code = code;
 		s->stack.frames[idx].instr_offset = (s32)offset;
-		s->stack.frames[idx].flags = (u32)(objects | ((entry | (0 - entry)) >> 63) |
-						   (shim << 1) | (hidden << 2));
+		u32 flags = (u32)(objects | ((entry | (0 - entry)) >> 63) | (shim << 1) |
+				  (hidden << 2));
+
+		s->stack.frames[idx].flags = flags;
 #ifdef PYB_MAY_GOTO
-		s->walk_evals += (objects | ((entry | (0 - entry)) >> 63) | shim) & 1;
+		s->walk_evals += pyb_frame_begins_eval(flags);
 #endif
 		s->stack.frames[idx].ident = ident;
 		hash = (hash ^ code) * 0x100000001b3ULL;
