@@ -15,7 +15,9 @@
  * its wake-up, or leaves it uncounted (both counted in stats).
  *
  * Intervals still open when the run ends stay in `start`: user space
- * charges them up to the end. For threads already off CPU when the run
+ * charges them up to the end. With may_goto (PYB_MAY_GOTO) a thread's
+ * entry stays when its interval closes, marked by ts 0, and its next
+ * interval is written over it. For threads already off CPU when the run
  * begins (no switch to see), user space puts an entry there itself,
  * `seeded`, with the Python stack it read; a seeded interval's duration
  * is not a whole one: it stays out of the histograms.
@@ -83,11 +85,15 @@ static __always_inline void switched_in(u32 tid, u64 now)
 	u64 t = PYB_NOW();
 	struct pyb_offcpu_start *st = start.lookup(&tid);
 
-	if (!st)
+	if (!st || !st->ts)
 		return;
 	/* a blocked thread stopped waiting when it was woken */
 	charge(st, st->wake_ts && st->wake_ts < now ? st->wake_ts : now, now);
+#ifdef PYB_MAY_GOTO
+	st->ts = 0; /* closed; kept, for the next interval to be written in place */
+#else
 	start.delete(&tid);
+#endif
 	PYB_PHASE(PYB_PHASE_SWITCH_IN_NS, PYB_NOW() - t);
 }
 
@@ -100,12 +106,8 @@ static __always_inline void switched_in(u32 tid, u64 now)
  * from there until it ran, and an interval without one, cannot be
  * placed (counted).
  */
-static __always_inline void close_unseen(u32 tid, u64 now)
+static __always_inline void close_unseen(struct pyb_offcpu_start *st, u64 now)
 {
-	struct pyb_offcpu_start *st = start.lookup(&tid);
-
-	if (!st)
-		return;
 	if (st->key.kind == PYB_KIND_BLOCKED && st->wake_ts > st->ts && st->wake_ts <= now) {
 		charge(st, st->wake_ts, st->wake_ts);
 		pyb_stat(PYB_STAT_SWITCH_IN_UNSEEN);
@@ -132,7 +134,12 @@ static __always_inline bool switched_out(void *ctx, long prev_state, u64 now)
 	st = start_scratch.lookup(&zero);
 	if (!proc || !st)
 		return false;
-	close_unseen(tid, now);
+#ifndef PYB_MAY_GOTO
+	struct pyb_offcpu_start *prev = start.lookup(&tid);
+
+	if (prev)
+		close_unseen(prev, now);
+#endif
 	__builtin_memset(&st->key, 0, sizeof(st->key));
 	st->ts = now;
 	st->wake_ts = 0;
@@ -159,7 +166,24 @@ static __always_inline bool switched_out(void *ctx, long prev_state, u64 now)
 	st->key.kernel_stack = KERNEL_STACKS || st->key.detail == PYB_WAIT_UNINTERRUPTIBLE
 				       ? stack_traces.get_stackid(ctx, 0)
 				       : -1;
+#ifdef PYB_MAY_GOTO
+	/* The thread's entry is written in place: an update or a delete of
+	 * an LRU map's entry costs some 300 ns each. Its interval is still
+	 * open if its switch in was not seen. After the walk: a branch before
+	 * it has the verifier check the walk once for each way. Not with
+	 * counted loops, whose verifier budget has no room for the branch. */
+	struct pyb_offcpu_start *prev = start.lookup(&tid);
+
+	if (prev) {
+		if (prev->ts) /* not closed */
+			close_unseen(prev, now);
+		__builtin_memcpy(prev, st, sizeof(*st));
+	} else {
+		start.update(&tid, st);
+	}
+#else
 	start.update(&tid, st);
+#endif
 	PYB_PHASE(PYB_PHASE_REST_NS, PYB_NOW() - t);
 	return USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS) && pyb_native_begin_task(pid);
 }
@@ -196,7 +220,7 @@ TRACEPOINT_PROBE(sched, sched_waking)
 	struct pyb_offcpu_start *st = start.lookup(&tid);
 	u64 now;
 
-	if (!st || st->wake_ts)
+	if (!st || !st->ts || st->wake_ts)
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (!run_over(now))

@@ -241,6 +241,10 @@ void open_intervals_charge(struct open_intervals *oi, uint64_t end_ns)
 		tid = next;
 		if (bpf_lookup_elem(oi->start_fd, &tid, &e) < 0)
 			continue;
+		/* closed: the thread has run since (BPF keeps the entry, to
+		 * write its next interval in place) */
+		if (!e.ts)
+			continue;
 		if (e.seeded && !seed_still_true(oi, &e))
 			continue;
 		/* a thread's last switch-out is its exit: it ended, not blocked */
