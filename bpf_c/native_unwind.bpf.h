@@ -269,15 +269,11 @@ static __always_inline int pyb_native_step(struct pyb_native_scratch *ns,
  * calls, up to 33, each doing a batch). */
 #define PYB_NATIVE_BATCH 4
 
-/* Begins a walk of the current thread's user stack from (ip, sp, bp): the
- * chain's programs go on from the per-CPU scratch. NULL if there is none. */
-static __always_inline struct pyb_native_scratch *pyb_native_begin(u32 pid, u64 ip, u64 sp, u64 bp)
+/* Begins a walk of the current thread's user stack from (ip, sp, bp) in
+ * ns, the per-CPU scratch the chain's programs go on from. */
+static __always_inline void pyb_native_begin_in(struct pyb_native_scratch *ns, u32 pid, u64 ip,
+						u64 sp, u64 bp)
 {
-	u32 zero = 0;
-	struct pyb_native_scratch *ns = native_scratch.lookup(&zero);
-
-	if (!ns)
-		return NULL;
 	ns->r.ip = ip;
 	ns->r.sp = sp;
 	ns->r.bp = bp;
@@ -291,24 +287,44 @@ static __always_inline struct pyb_native_scratch *pyb_native_begin(u32 pid, u64 
 	ns->map.end = 0; /* none yet */
 	ns->stack_len = 0;
 	ns->began = PYB_NOW();
+}
+
+/* The same, looking the scratch up; NULL if there is none. */
+static __always_inline struct pyb_native_scratch *pyb_native_begin(u32 pid, u64 ip, u64 sp, u64 bp)
+{
+	u32 zero = 0;
+	struct pyb_native_scratch *ns = native_scratch.lookup(&zero);
+
+	if (ns)
+		pyb_native_begin_in(ns, pid, ip, sp, bp);
 	return ns;
 }
 
 /* The same from the current task's user registers, saved when it entered
- * the kernel (pt_regs is laid out by the x86-64 entry code, a fixed ABI). */
+ * the kernel (pt_regs is laid out by the x86-64 entry code, a fixed ABI).
+ * bp to sp in one read, into the stack copy (empty until the walk reads
+ * the stack): a read's entry costs more than its 128 bytes. */
+#define PYB_REGS_AT offsetof(struct pt_regs, bp)
+#define PYB_REGS_SPAN (offsetof(struct pt_regs, sp) + 8 - PYB_REGS_AT)
+#define PYB_REGS_WORD(field) ((offsetof(struct pt_regs, field) - PYB_REGS_AT) / 8)
+_Static_assert(PYB_REGS_SPAN <= PYB_STACK_WINDOW && PYB_REGS_AT % 8 == 0,
+	       "pt_regs' bp..sp fits the stack copy, by words");
 static __always_inline struct pyb_native_scratch *pyb_native_begin_task(u32 pid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	u64 ip, sp, bp;
+	u32 zero = 0;
+	struct pyb_native_scratch *ns = native_scratch.lookup(&zero);
 
-	if (bpf_probe_read_kernel(&ip, sizeof(ip), &regs->ip) ||
-	    bpf_probe_read_kernel(&sp, sizeof(sp), &regs->sp) ||
-	    bpf_probe_read_kernel(&bp, sizeof(bp), &regs->bp)) {
+	if (!ns)
+		return NULL;
+	if (bpf_probe_read_kernel(ns->stack, PYB_REGS_SPAN, (char *)regs + PYB_REGS_AT)) {
 		pyb_native_end_count(pid, PYB_NATIVE_NO_REGS);
 		return NULL;
 	}
-	return pyb_native_begin(pid, ip, sp, bp);
+	pyb_native_begin_in(ns, pid, ns->stack[PYB_REGS_WORD(ip)], ns->stack[PYB_REGS_WORD(sp)],
+			    ns->stack[PYB_REGS_WORD(bp)]);
+	return ns;
 }
 
 /*

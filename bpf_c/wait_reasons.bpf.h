@@ -69,6 +69,8 @@ static __always_inline bool pyb_args_matter(u32 nr)
 	}
 }
 
+_Static_assert(offsetof(struct pt_regs, di) == offsetof(struct pt_regs, si) + 8,
+	       "x86-64 pt_regs: di just after si");
 RAW_TRACEPOINT_PROBE(sys_enter)
 {
 	u64 id = bpf_get_current_pid_tgid(), arg0 = 0, arg1 = 0;
@@ -80,9 +82,12 @@ RAW_TRACEPOINT_PROBE(sys_enter)
 	nr = (u32)ctx->args[1];
 	if (pyb_args_matter(nr)) {
 		struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+		u64 si_di[2] = {};
 
-		bpf_probe_read_kernel(&arg0, sizeof(arg0), &regs->di);
-		bpf_probe_read_kernel(&arg1, sizeof(arg1), &regs->si);
+		/* one read for both (a read's entry is its cost): di follows si */
+		bpf_probe_read_kernel(si_di, sizeof(si_di), &regs->si);
+		arg1 = si_di[0];
+		arg0 = si_di[1];
 	}
 	if (nr == 3 /* close */ || nr == 33 /* dup2 */ || nr == 292 /* dup3 */) {
 		struct pyb_fd_key k = { .pid = pid, .fd = (u32)(nr == 3 ? arg0 : arg1) };
