@@ -128,8 +128,12 @@ TRACEPOINT_PROBE(syscalls, sys_enter_futex)
 	now = bpf_ktime_get_ns();
 	if (run_over(now))
 		return 0;
+	/* the thread's entry, changed in place; a new one is made in scratch
+	 * space and stored (an LRU map's update costs some 300 ns) */
 	w = waits.lookup(&tid);
-	if (!w) {
+	bool fresh = !w;
+
+	if (fresh) {
 		w = wait_scratch.lookup(&zero);
 		if (!w)
 			return 0;
@@ -152,10 +156,11 @@ TRACEPOINT_PROBE(syscalls, sys_enter_futex)
 		t->gil = slot;
 	w->gil = gil;
 	w->switch_addr = switch_addr;
+	w->woken_ts = 0; /* before enter_ts: sched_waking reads them in turn */
 	w->enter_ts = now;
-	w->woken_ts = 0;
 	w->holder_pending = 1;
-	waits.update(&tid, w);
+	if (fresh)
+		waits.update(&tid, w);
 	return 0;
 }
 
