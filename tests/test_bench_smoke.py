@@ -13,7 +13,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 import pytest
 
@@ -27,8 +26,9 @@ BUILD = os.environ.get("PYBPF_BUILD", os.path.join(REPO, "build"))
 AUSTIN = os.path.join(os.environ.get("PYBPF_CACHE", "/var/cache/pybpf-tools"),
                       "chroots/sid/opt/austin/root/usr/bin/austin")
 
-# where report.py's smoke run writes its table (compared with the README's)
-REPORT = os.path.join(tempfile.gettempdir(), "pybpf-report-smoke.md")
+# report.py's smoke run writes its table (compared with the README's) here,
+# a file in the test's own directory (two runs on one machine share no file)
+REPORT = "{report}"
 README = os.path.join(REPO, "README.md")
 
 # script -> the argument lists of its smoke runs (none for a script whose
@@ -67,13 +67,15 @@ def test_every_script_is_smoke_tested():
 @pytest.mark.parametrize("script,args", [(s, a) for s, runs in sorted(SCRIPTS.items())
                                          for a in runs],
                          ids=lambda v: v if isinstance(v, str) else " ".join(v) or "-")
-def test_smoke(script, args):
+def test_smoke(script, args, tmp_path):
     if os.geteuid() != 0:
         pytest.skip("needs root")
     if script == "peer_austin.py" and not os.access(AUSTIN, os.X_OK):
         pytest.skip("no austin: sudo ./setup.sh austin")
     if not os.access(os.path.join(BUILD, "tools", "pyprofile"), os.X_OK):
         pytest.fail("tools not built in %s" % BUILD)
+    report = str(tmp_path / "report.md")
+    args = [report if a == REPORT else a for a in args]
     r = subprocess.run([sys.executable, os.path.join(BENCH, script), "--smoke"] + args,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        universal_newlines=True, timeout=300,
@@ -81,7 +83,7 @@ def test_smoke(script, args):
     assert r.returncode == 0, "%s %s exited %d:\n%s" % (script, args, r.returncode,
                                                         r.stdout[-6000:])
     if script == "report.py":
-        readme_table_is_reports(REPORT)
+        readme_table_is_reports(report)
 
 
 def commands(table):
