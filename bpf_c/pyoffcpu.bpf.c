@@ -151,7 +151,7 @@ static __always_inline bool switched_out(void *ctx, long prev_state, u64 now)
 	/* kept in the map value only, so the verifier's states meet again
 	 * before the walk */
 	if (WAIT_REASONS && st->key.kind == PYB_KIND_BLOCKED)
-		st->key.detail = pyb_wait_reason(ctx, pid, tid, prev_state);
+		st->key.detail = pyb_wait_reason(ctx, pid, prev_state);
 	bpf_get_current_comm(&st->key.comm, sizeof(st->key.comm));
 	pyb_stat(PYB_STAT_SAMPLES);
 	PYB_PHASE(PYB_PHASE_SAMPLES, 1);

@@ -2,27 +2,23 @@
 /*
  * Why a Python thread went off CPU, from what the kernel's stable
  * interfaces say: the scheduler's prev_state (uninterruptible, stopped or
- * sleeping) and the last system call the thread entered, which the
- * sys_enter raw tracepoint keeps per thread. A thread that sleeps
- * interruptibly sleeps in the last system call it entered (a page fault
- * sleeps uninterruptibly): no sys_exit probe is needed. An uninterruptible
- * sleep is a page fault or, in a system call, usually disk I/O: user space
- * tells them apart by the kernel stack, which BPF takes for those.
- *
- * sys_enter fires on every system call on the machine: the first thing
- * the program does is look the process up in procs, so other processes
- * pay that look-up, and the kernel's dispatch to BPF, per call (measured
- * by bench/wait_reasons_overhead.py; pyoffcpu --no-reasons attaches none).
+ * sleeping) and the system call the thread is in, read from its user
+ * registers as it switches out (pyb_current_syscall). A thread that
+ * sleeps interruptibly sleeps in a system call (a page fault sleeps
+ * uninterruptibly). An uninterruptible sleep is a page fault or, in a
+ * system call, usually disk I/O: user space tells them apart by the
+ * kernel stack, which BPF takes for those. Of the machine's system calls
+ * only close, dup2 and dup3 run a program (pyb_fd_forget).
  *
  * A read or write sleeps on a socket, a pipe or something else (a
  * terminal, an eventfd): BPF cannot tell which without kernel structs, so
  * the first time a thread blocks on a descriptor BPF asks user space
  * (wait_events), which looks at /proc/PID/fd and answers in wait_fds; a
- * close() or dup2() onto the descriptor forgets the answer. Until the
+ * close() of the descriptor, or a dup2() or dup3() onto it, forgets the
+ * answer. Until the
  * answer comes the reason carries the descriptor, for user space to name.
  *
- * x86-64 system call numbers. Compile-time parameters (-D): GIL_SIZE,
- * THREAD_FILTER (0 or a host tid).
+ * x86-64 system call numbers. Compile-time parameters (-D): GIL_SIZE.
  */
 #include "pywalk.bpf.h"
 #include "../lib/abi/wait_abi.h"
@@ -38,71 +34,68 @@ struct pyb_syscall {
 	u64 arg0, arg1;
 };
 
-/* host tid -> the last system call it entered; none: not seen yet */
-BPF_TABLE("lru_hash", u32, struct pyb_syscall, in_syscall, 65536);
 /* pid -> its GIL's address (user space fills it); 0: it has none */
 BPF_HASH(wait_gils, u32, u64, 4096);
 /* what kind of file a descriptor is (user space's answer); 0: asked */
 BPF_TABLE("lru_hash", struct pyb_fd_key, u32, wait_fds, 65536);
 BPF_PERF_OUTPUT(wait_events);
 
-/*
- * A raw tracepoint, not raw_syscalls:sys_enter, which builds a trace
- * record for each call of every process first. The arguments of a traced
- * call are read from its saved user registers (x86-64: rdi, rsi), which is
- * the system call ABI.
- */
-/* Whether the reason of a sleep in system call nr depends on its first
- * two arguments (a descriptor, a futex address, a number of descriptors),
- * or the call makes a descriptor's kind unknown again. */
-static __always_inline bool pyb_args_matter(u32 nr)
+/* A descriptor closed, or another duplicated onto it, is of no known kind
+ * any more. Tracepoints of these calls alone: the kernel runs their
+ * programs for no other call. */
+static __always_inline void pyb_fd_forget(u32 fd)
 {
-	switch (nr) {
-	case 0: case 1: case 17: case 18: case 19: case 20:	/* read, write... */
-	case 295: case 296: case 327: case 328:			/* ...preadv2, pwritev2 */
-	case 202:						/* futex */
-	case 7: case 23: case 270: case 271:			/* poll, select... */
-	case 3: case 33: case 292:				/* close, dup2, dup3 */
-		return true;
-	default:
-		return false;
-	}
+	struct pyb_fd_key k = { .pid = bpf_get_current_pid_tgid() >> 32, .fd = fd };
+
+	/* a look-up takes no lock, a delete does */
+	if (wait_fds.lookup(&k))
+		wait_fds.delete(&k);
 }
 
-_Static_assert(offsetof(struct pt_regs, di) == offsetof(struct pt_regs, si) + 8,
-	       "x86-64 pt_regs: di just after si");
-RAW_TRACEPOINT_PROBE(sys_enter)
+TRACEPOINT_PROBE(syscalls, sys_enter_close)
 {
-	u64 id = bpf_get_current_pid_tgid(), arg0 = 0, arg1 = 0;
-	u32 pid = id >> 32, tid = (u32)id, nr;
-	struct pyb_syscall *sc, fresh = {};
-
-	if (!procs.lookup(&pid) || (THREAD_FILTER && tid != THREAD_FILTER))
-		return 0;
-	nr = (u32)ctx->args[1];
-	if (pyb_args_matter(nr)) {
-		struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-		u64 si_di[2] = {};
-
-		/* one read for both (a read's entry is its cost): di follows si */
-		bpf_probe_read_kernel(si_di, sizeof(si_di), &regs->si);
-		arg1 = si_di[0];
-		arg0 = si_di[1];
-	}
-	if (nr == 3 /* close */ || nr == 33 /* dup2 */ || nr == 292 /* dup3 */) {
-		struct pyb_fd_key k = { .pid = pid, .fd = (u32)(nr == 3 ? arg0 : arg1) };
-
-		wait_fds.delete(&k);
-	}
-	sc = in_syscall.lookup(&tid);
-	if (!sc)
-		sc = &fresh;
-	sc->nr = nr;
-	sc->arg0 = arg0;
-	sc->arg1 = arg1;
-	if (sc == &fresh)
-		in_syscall.update(&tid, &fresh);
+	pyb_fd_forget((u32)args->fd);
 	return 0;
+}
+
+TRACEPOINT_PROBE(syscalls, sys_enter_dup2)
+{
+	pyb_fd_forget((u32)args->newfd);
+	return 0;
+}
+
+TRACEPOINT_PROBE(syscalls, sys_enter_dup3)
+{
+	pyb_fd_forget((u32)args->newfd);
+	return 0;
+}
+
+/*
+ * The system call the current thread is in, from its user registers as
+ * the kernel saved them at entry (struct pt_regs, laid out by the x86-64
+ * entry code, a fixed ABI): orig_ax is the call's number, di and si its
+ * first two arguments, and ax is -ENOSYS until the call returns. An
+ * interrupt's or an exception's frame has the user's ax there, or a
+ * negative orig_ax. False if the thread is in none.
+ */
+#define PYB_ENOSYS 38
+_Static_assert(offsetof(struct pt_regs, orig_ax) == offsetof(struct pt_regs, ax) + 40 &&
+		       offsetof(struct pt_regs, di) == offsetof(struct pt_regs, ax) + 32 &&
+		       offsetof(struct pt_regs, si) == offsetof(struct pt_regs, ax) + 24,
+	       "x86-64 pt_regs: ax, cx, dx, si, di, orig_ax in a row");
+static __always_inline bool pyb_current_syscall(struct pyb_syscall *sc)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	u64 r[6]; /* ax, cx, dx, si, di, orig_ax: one read */
+
+	if (bpf_probe_read_kernel(r, sizeof(r), &regs->ax) || r[0] != (u64)-PYB_ENOSYS ||
+	    (s64)r[5] < 0)
+		return false;
+	sc->nr = (u32)r[5];
+	sc->arg0 = r[4];
+	sc->arg1 = r[3];
+	return true;
 }
 
 static __always_inline u32 pyb_futex_reason(u32 pid, u64 addr)
@@ -129,18 +122,17 @@ static __always_inline u32 pyb_fd_reason(void *ctx, u32 pid, u64 fd)
 }
 
 /* The reason of a thread of pid that is leaving the CPU blocked. */
-static __always_inline u32 pyb_wait_reason(void *ctx, u32 pid, u32 tid, long prev_state)
+static __always_inline u32 pyb_wait_reason(void *ctx, u32 pid, long prev_state)
 {
-	struct pyb_syscall *sc;
+	struct pyb_syscall call, *sc = &call;
 	u32 nr;
 
 	if (prev_state & (PYB_STATE_STOPPED | PYB_STATE_TRACED))
 		return PYB_WAIT_STOPPED;
 	if (prev_state & PYB_STATE_UNINTERRUPTIBLE)
 		return PYB_WAIT_UNINTERRUPTIBLE;
-	sc = in_syscall.lookup(&tid);
-	if (!sc)
-		return PYB_WAIT_UNKNOWN;
+	if (!pyb_current_syscall(sc))
+		return PYB_WAIT_NO_SYSCALL;
 	nr = sc->nr;
 	switch (nr) {
 	case 35:  /* nanosleep */

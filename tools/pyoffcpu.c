@@ -390,7 +390,7 @@ static int run(const struct options *o, struct tool_session *s, struct open_inte
 		session_print_bpf_stats(s, progs->switched, "sched_switch",
 					session_stat(s, PYB_STAT_SAMPLES), "Python switch");
 	if (o->cli.verbose && !o->no_reasons)
-		session_print_bpf_stats(s, progs->sys_enter, "sys_enter", 0, NULL);
+		session_print_bpf_stats(s, progs->fd_forget[0], "sys_enter_close", 0, NULL);
 	if (o->cli.verbose)
 		phases_print(&s->bpf, "pyoffcpu", "Python switch");
 	report_free(&rep);

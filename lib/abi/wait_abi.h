@@ -11,7 +11,8 @@
 
 enum pyb_wait_reason {
 	PYB_WAIT_NONE = 0,   /* not classified (samples, pygil) */
-	PYB_WAIT_UNKNOWN,    /* in a system call that began before tracing did */
+	PYB_WAIT_UNKNOWN,    /* in a system call that began before tracing did (a
+				thread off CPU since then: user space's) */
 	PYB_WAIT_SLEEP,      /* nanosleep, clock_nanosleep, select/pselect on no fds */
 	PYB_WAIT_LOCK,       /* futex: a lock or condition that is not the GIL */
 	PYB_WAIT_GIL,        /* futex on the process's GIL */
@@ -29,6 +30,7 @@ enum pyb_wait_reason {
 	PYB_WAIT_STOPPED,    /* stopped by a signal or a debugger */
 	PYB_WAIT_SYSCALL,    /* sleeping in another system call (number: detail >> 8) */
 	PYB_WAIT_CPU,        /* runnable: waiting for a CPU (PYB_KIND_RUNNABLE) */
+	PYB_WAIT_NO_SYSCALL, /* asleep, not in a system call (its registers say) */
 	PYB_WAIT_MAX,
 };
 

@@ -76,11 +76,21 @@ int tool_attach_tracepoint(struct tool_session *s, int prog_fd, const char *cate
 	return 0;
 }
 
+/* The system calls whose entries forget a descriptor's kind, in the
+ * order of tool_sched_progs.fd_forget. */
+static const char *const fd_forget_calls[TOOL_FD_FORGET] = { "sys_enter_close", "sys_enter_dup2",
+							     "sys_enter_dup3" };
+
 int tool_load_sched(struct tool_session *s, struct tool_sched_progs *p)
 {
-	p->sys_enter = tool_load(s, "raw_tracepoint__sys_enter", BPF_PROG_TYPE_RAW_TRACEPOINT);
-	if (p->sys_enter < 0)
-		return -1;
+	for (int i = 0; i < TOOL_FD_FORGET; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "tracepoint__syscalls__%s", fd_forget_calls[i]);
+		p->fd_forget[i] = tool_load(s, name, BPF_PROG_TYPE_TRACEPOINT);
+		if (p->fd_forget[i] < 0)
+			return -1;
+	}
 	p->waking = tool_load(s, "tracepoint__sched__sched_waking", BPF_PROG_TYPE_TRACEPOINT);
 	if (p->waking < 0)
 		return -1;
@@ -88,12 +98,11 @@ int tool_load_sched(struct tool_session *s, struct tool_sched_progs *p)
 	return p->switched < 0 ? -1 : 0;
 }
 
-int tool_attach_sched(struct tool_session *s, const struct tool_sched_progs *p, bool sys_enter)
+int tool_attach_sched(struct tool_session *s, const struct tool_sched_progs *p, bool wait_reasons)
 {
-	if (sys_enter && bpfmod_attach_raw_tracepoint(&s->bpf, p->sys_enter, "sys_enter") < 0) {
-		fprintf(stderr, "%s: %s\n", s->tool, s->bpf.err);
-		return -1;
-	}
+	for (int i = 0; wait_reasons && i < TOOL_FD_FORGET; i++)
+		if (tool_attach_tracepoint(s, p->fd_forget[i], "syscalls", fd_forget_calls[i]) < 0)
+			return -1;
 	if (tool_attach_tracepoint(s, p->waking, "sched", "sched_waking") < 0)
 		return -1;
 	return tool_attach_tracepoint(s, p->switched, "sched", "sched_switch");

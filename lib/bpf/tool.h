@@ -58,20 +58,23 @@ uint64_t tool_expected_misses(struct tool_session *s);
 int tool_attach_tracepoint(struct tool_session *s, int prog_fd, const char *category,
 			   const char *event);
 
-/* The off-CPU programs (bpf_c/pyoffcpu.bpf.c): system call entry (why a
- * thread waits), sched_waking (the end of the blocked part) and
- * sched_switch (both ends of an interval). */
+/* The off-CPU programs (bpf_c/pyoffcpu.bpf.c): sched_waking (the end of
+ * the blocked part), sched_switch (both ends of an interval) and, for wait
+ * reasons, the entries of close, dup2 and dup3 (a descriptor's kind
+ * forgotten: bpf_c/wait_reasons.bpf.h). */
+#define TOOL_FD_FORGET 3
 struct tool_sched_progs {
-	int sys_enter, waking, switched;
+	int waking, switched;
+	int fd_forget[TOOL_FD_FORGET];
 };
 
-/* Loads the three. Returns 0, or -1 after printing why. */
+/* Loads them. Returns 0, or -1 after printing why. */
 int tool_load_sched(struct tool_session *s, struct tool_sched_progs *p);
 
-/* Attaches them, system calls first (a thread's call is known when it
- * blocks; none without sys_enter). Returns 0, or -1 after printing why. */
+/* Attaches them, the descriptor probes first and only with wait reasons.
+ * Returns 0, or -1 after printing why. */
 int tool_attach_sched(struct tool_session *s, const struct tool_sched_progs *p,
-		      bool sys_enter);
+		      bool wait_reasons);
 
 /* The counts session_collect turns into rows. */
 void tool_set_filter(struct tool_session *s, const struct stack_filter *f);

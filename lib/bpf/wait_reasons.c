@@ -32,6 +32,7 @@ static const char *const names[PYB_WAIT_MAX] = {
 	[PYB_WAIT_PAGE_FAULT] = "[page fault]",
 	[PYB_WAIT_STOPPED] = "[stopped]",
 	[PYB_WAIT_CPU] = RUNNABLE_MARKER,
+	[PYB_WAIT_NO_SYSCALL] = "[asleep outside a system call]",
 };
 
 /* x86-64 system calls that may sleep and have no reason of their own. */
