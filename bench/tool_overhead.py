@@ -24,7 +24,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import smoke  # noqa: E402
-from bpf_progs import bpf_stats, prog_fds  # noqa: E402
+from bpf_progs import bpf_stats, prog_fds, prog_info  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(os.environ.get("PYBPF_BUILD", os.path.join(REPO, "build")), "tools")
@@ -37,6 +37,10 @@ WORKLOADS = {
     "pygil": (lambda s: [PY, os.path.join(REPO, "examples/demo/gil_demo.py"), "--seconds",
                          str(s), "--spin-only", "--go-on-stdin"], "iterations_per_second"),
 }
+
+
+# the per-event programs of a tool, by the names the kernel keeps
+MAIN_NAMES = {"pyoffcpu": ("sched__sched_wa", "sched__sched_sw"), "pyprofile": ("on_sample",)}
 
 
 def cpu_ticks(pid):
@@ -78,7 +82,8 @@ def run(tool, seconds, traced):
     if traced:
         p1, c1 = prog_fds(tp.pid), cpu_ticks(tp.pid)
         res["tool_cpu"] = (c1 - c0) / os.sysconf("SC_CLK_TCK") / (t1 - t0)
-        res["progs"] = [(a[0], a[1], b[2] - a[2], b[3] - a[3]) for a, b in zip(p0, p1)]
+        res["progs"] = [(a[0], a[1], b[2] - a[2], b[3] - a[3],
+                         (prog_info(a[4]) or ("?",))[0]) for a, b in zip(p0, p1)]
     wl.stdin.close()
     wl.wait()
     if traced:
@@ -112,11 +117,16 @@ def main():
         base, tr = got[False], got[True]
         ratio = tr["rate"] / base["rate"]
         ratios.append(ratio)
-        # the workload's own programs: tracepoint programs, in load order
-        # (pyoffcpu: sched_switch, sched_waking; pygil: enter, waiter stack,
-        # holder stack, exit), then discovery (raw_tp exec, tp fork)
-        tps = [p for p in tr["progs"] if p[1] == (7 if args.tool == "pyprofile" else 5)]
-        main_progs = tps[:{"pyoffcpu": 2, "pygil": 4, "pyprofile": 1}[args.tool]]
+        # the workload's own programs: by name (as the kernel keeps it, 15
+        # characters) where it tells them, else pygil's tracepoint programs
+        # in load order (enter, waiter stack, holder stack, exit)
+        if args.tool in MAIN_NAMES:
+            main_progs = [p for p in tr["progs"] if p[4] in MAIN_NAMES[args.tool]]
+            if len(main_progs) != len(MAIN_NAMES[args.tool]):
+                sys.exit("%s: its programs %s are not among %s"
+                         % (args.tool, MAIN_NAMES[args.tool], [p[4] for p in tr["progs"]]))
+        else:
+            main_progs = [p for p in tr["progs"] if p[1] == 5][:4]
         ns = sum(p[2] for p in main_progs)
         runs = [p[3] for p in main_progs]
         ev = tr["events"]

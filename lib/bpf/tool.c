@@ -83,6 +83,12 @@ static const char *const fd_forget_calls[TOOL_FD_FORGET] = { "sys_enter_close", 
 
 int tool_load_sched(struct tool_session *s, struct tool_sched_progs *p)
 {
+	p->waking = tool_load(s, "tracepoint__sched__sched_waking", BPF_PROG_TYPE_TRACEPOINT);
+	if (p->waking < 0)
+		return -1;
+	p->switched = tool_load(s, "tracepoint__sched__sched_switch", BPF_PROG_TYPE_TRACEPOINT);
+	if (p->switched < 0)
+		return -1;
 	for (int i = 0; i < TOOL_FD_FORGET; i++) {
 		char name[64];
 
@@ -91,11 +97,7 @@ int tool_load_sched(struct tool_session *s, struct tool_sched_progs *p)
 		if (p->fd_forget[i] < 0)
 			return -1;
 	}
-	p->waking = tool_load(s, "tracepoint__sched__sched_waking", BPF_PROG_TYPE_TRACEPOINT);
-	if (p->waking < 0)
-		return -1;
-	p->switched = tool_load(s, "tracepoint__sched__sched_switch", BPF_PROG_TYPE_TRACEPOINT);
-	return p->switched < 0 ? -1 : 0;
+	return 0;
 }
 
 int tool_attach_sched(struct tool_session *s, const struct tool_sched_progs *p, bool wait_reasons)
