@@ -118,3 +118,24 @@ def test_per_thread_breakdown_in_text_output(pyoffcpu, tmp_path):
         assert abs(sum(s for _, s in t["reasons"].values()) - 100) < 0.5 or t["total"] == 0
     spinners = [t for t in threads.values() if "GIL wait" in t["reasons"]]
     assert len(spinners) >= 2, threads
+
+
+def test_a_descriptor_reused_for_another_kind_of_file(pyoffcpu, tmp_path):
+    """One descriptor number read from as a pipe, then, dup2'ed onto a
+    socket, as a socket, then closed and handed out again as a pipe: each
+    wait has the kind of file the number was then. pyoffcpu remembers a
+    descriptor's kind, its probes on close and dup2 forget it, and a wait
+    that began before user space said the kind takes it when it ends."""
+    text, err, truth = run_on_cue(host_interp(), pyoffcpu, os.path.join(WORKLOADS, "fd_reuse.py"),
+                                  tmp_path, ["-f"], truth=("truth.json", None), timeout=120)
+    per = by_function_and_reason(parse_folded(text))
+    print(err, "\nper function:", per, "\ntruth:", truth)
+    assert len(set(truth["fds"])) == 1, truth  # one number throughout
+    for func, reason in (("read_from_pipe", "[pipe I/O]"), ("read_from_socket", "[socket I/O]"),
+                         ("read_after_close", "[pipe I/O]")):
+        got = per.get(func, {})
+        blocked = sum(us for r, us in got.items() if r != RUNNABLE)
+        # three waits of 0.5 s each
+        assert blocked >= 0.75e6, (func, got)
+        assert got.get(reason, 0) >= MIN_SHARE * blocked, (func, got)
+
