@@ -27,34 +27,31 @@ ROUNDS = 3
 PAUSE = 0.5  # long enough for pyoffcpu to learn the kind meanwhile
 
 
-def write(name, data):
-    path = os.path.join(DIR, name)
-    with open(path + ".tmp", "w") as fp:
-        json.dump(data, fp)
-    os.rename(path + ".tmp", path)
-
-
-def later(action):
-    threading.Timer(PAUSE, action).start()
+def publish(name, data):
+    """DIR/name, whole or not at all (renamed into place)."""
+    final = os.path.join(DIR, name)
+    with open(final + ".part", "w") as fp:
+        fp.write(json.dumps(data))
+    os.replace(final + ".part", final)
 
 
 def read_from_pipe(fd, w):
-    later(lambda: os.write(w, b"x"))
+    threading.Timer(PAUSE, os.write, (w, b"x")).start()
     return os.read(fd, 1)
 
 
 def read_from_socket(fd, peer):
-    later(lambda: peer.send(b"x"))
+    threading.Timer(PAUSE, peer.send, (b"x",)).start()
     return os.read(fd, 1)
 
 
 def read_after_close(fd, w):
-    later(lambda: os.write(w, b"x"))
+    threading.Timer(PAUSE, os.write, (w, b"x")).start()
     return os.read(fd, 1)
 
 
 def main():
-    write("state.json", {"ready": True, "pid": os.getpid()})
+    publish("state.json", {"ready": True, "pid": os.getpid()})
     while not os.path.exists(os.path.join(DIR, "go")):
         time.sleep(0.01)
     fds = []
@@ -76,7 +73,7 @@ def main():
         os.close(r)
         os.close(w2)
         fds.append(r)
-    write("truth.json", {"fds": fds})
+    publish("truth.json", {"fds": fds})
 
 
 main()
