@@ -66,17 +66,12 @@ static __always_inline void charge(struct pyb_offcpu_start *st, u64 end, u64 run
 		pyb_stat(PYB_STAT_FILTERED);
 		return;
 	}
-	/* a descriptor of a kind not known when the wait began (user space
-	 * had not answered yet: the first wait on it, or since it was closed
-	 * or replaced) is known by now, mostly; else user space names it at
-	 * the end, by the last kind the number had */
-	if (WAIT_REASONS && PYB_WAIT_REASON(key->detail) == PYB_WAIT_FD) {
-		struct pyb_fd_key fk = { .pid = key->pid, .fd = PYB_WAIT_ARG(key->detail) };
-		u32 *kind = wait_fds.lookup(&fk);
-
-		if (kind && *kind)
-			key->detail = *kind;
-	}
+	/* a descriptor of a kind not known when the wait began (the first
+	 * wait on it, or since it was closed or replaced) is known by now,
+	 * mostly; else user space names it at the end, by the last kind the
+	 * number had */
+	if (WAIT_REASONS)
+		key->detail = pyb_wait_settled(key->pid, key->detail);
 	pyb_count_add(key, us);
 	if (key->kind == PYB_KIND_BLOCKED && !st->seeded) {
 		struct pyb_hist_key hk = { .pystack = key->pystack, .pid = key->pid };

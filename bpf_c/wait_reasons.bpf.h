@@ -15,8 +15,9 @@
  * the first time a thread blocks on a descriptor BPF asks user space
  * (wait_events), which looks at /proc/PID/fd and answers in wait_fds; a
  * close() of the descriptor, or a dup2() or dup3() onto it, forgets the
- * answer. Until the
- * answer comes the reason carries the descriptor, for user space to name.
+ * answer. Until the answer comes the reason carries the descriptor: the
+ * interval takes the kind when it is charged (pyb_wait_settled), or user
+ * space names it at the end.
  *
  * x86-64 system call numbers. Compile-time parameters (-D): GIL_SIZE.
  */
@@ -119,6 +120,19 @@ static __always_inline u32 pyb_fd_reason(void *ctx, u32 pid, u64 fd)
 	if (!kind && wait_fds.update(&k, &asked) == 0)
 		wait_events.perf_submit(ctx, &k, sizeof(k));
 	return PYB_WAIT_FD | (((u32)fd & 0xffffff) << 8);
+}
+
+/* detail (a reason) with the kind of its descriptor in place of the
+ * descriptor, where user space has said it since the wait began. */
+static __always_inline u32 pyb_wait_settled(u32 pid, u32 detail)
+{
+	struct pyb_fd_key k = { .pid = pid, .fd = PYB_WAIT_ARG(detail) };
+	u32 *kind;
+
+	if (PYB_WAIT_REASON(detail) != PYB_WAIT_FD)
+		return detail;
+	kind = wait_fds.lookup(&k);
+	return kind && *kind ? *kind : detail;
 }
 
 /* The reason of a thread of pid that is leaving the CPU blocked. */

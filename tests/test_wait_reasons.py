@@ -138,4 +138,3 @@ def test_a_descriptor_reused_for_another_kind_of_file(pyoffcpu, tmp_path):
         # three waits of 0.5 s each
         assert blocked >= 0.75e6, (func, got)
         assert got.get(reason, 0) >= MIN_SHARE * blocked, (func, got)
-
