@@ -356,16 +356,26 @@ static int by_host_tid(const void *a, const void *b)
 	return (x->host_tid > y->host_tid) - (x->host_tid < y->host_tid);
 }
 
-static void seed_thread_states(struct py_registry *r, struct py_target *t, uint64_t now)
+/*
+ * Hands BPF the thread state of each of t's threads (tstates), so that
+ * the first sample of a thread need not search the interpreter's list.
+ * Once as a process is activated, whatever its size: a host-wide run meets
+ * hundreds of processes at once, and each search reads two words of every
+ * thread state before the match, cold (a thread started later is searched
+ * for by BPF). Again every SEED_EVERY_NS while the process has more
+ * threads than BPF's search covers.
+ */
+static void seed_thread_states(struct py_registry *r, struct py_target *t, uint64_t now,
+			       bool activated)
 {
 	struct py_thread *threads;
 	int n;
 
-	if (r->tstates_fd < 0 || now - t->last_seed_ns < SEED_EVERY_NS)
+	if (r->tstates_fd < 0 || (!activated && now - t->last_seed_ns < SEED_EVERY_NS))
 		return;
 	t->last_seed_ns = now;
 	t->many_threads = os_threads(t->pid) > PYB_MAX_THREAD_SCAN / 2;
-	if (!t->many_threads)
+	if (!t->many_threads && !activated)
 		return;
 	threads = malloc(PY_MAX_THREADS * sizeof(*threads));
 	if (!threads)
@@ -430,8 +440,7 @@ static void activate(struct py_registry *r, struct py_target *t, uint64_t now)
 		r->npidfds += t->pidfd >= 0;
 	}
 	t->activations++;
-	t->last_seed_ns = 0;
-	seed_thread_states(r, t, now);
+	seed_thread_states(r, t, now, true);
 	r->active_ever++;
 	t->maps_stale_ns = 0;
 	if (r->native && !t->native)
@@ -564,7 +573,7 @@ void registry_tick(struct py_registry *r)
 				mark_exited(r, t);
 				continue;
 			}
-			seed_thread_states(r, t, now);
+			seed_thread_states(r, t, now, false);
 			if (t->maps_stale_ns && now - t->maps_stale_ns >= 1000000000ULL)
 				clear_maps_stale(r, t);
 			/* a change BPF could not announce (it had, and we were
