@@ -102,6 +102,24 @@ struct pyb_native_scratch {
 	u32 gated; /* mappings changed since user space read them: leaf only */
 };
 BPF_PERCPU_ARRAY(native_scratch, struct pyb_native_scratch, 1);
+
+/*
+ * Mappings found lately in the trie, per CPU, by process and 2 MiB region
+ * of address. A trie look-up walks a node per level, each cold when the
+ * CPU has run other processes since (1.6 us a look-up over a hundred
+ * processes); a hit reads one entry. An entry stands for the trie's answer
+ * while its process's mapping generation is the one it was found in: a
+ * walk reads the trie only when the generation user space last read is
+ * the process's current one (gated otherwise), any change that could
+ * remove or replace a mapping moves it, and a registration begins at a
+ * generation no earlier registration had (lib/bpf/native_maps.c).
+ */
+#define PYB_MAP_CACHE 2048 /* 96 KiB a CPU: a hundred processes' few files each */
+struct pyb_map_memo {
+	u32 pid, gen;
+	struct pyb_native_map map;
+};
+BPF_PERCPU_ARRAY(map_cache, struct pyb_map_memo, PYB_MAP_CACHE);
 /* walks per way they ended (enum pyb_native_end), per process */
 BPF_HASH(native_ends, u64, u64, 16384);
 
@@ -376,6 +394,37 @@ static __always_inline u32 pyb_in_eval(const struct pyb_native_scratch *ns, u64 
 	return (u32)(in & 1);
 }
 
+/* The mapping of the walked process that holds ip, copied to ns->map;
+ * NULL if none. The CPU's cache first (struct pyb_map_memo), else the
+ * trie. Only for a walk that is not gated: st.gen is then the generation
+ * the trie describes. */
+static __always_inline struct pyb_native_map *pyb_find_map(struct pyb_native_scratch *ns, u64 ip)
+{
+	u32 pid = ns->pid, gen = ns->st.gen;
+	u32 slot = (u32)(((ip >> 21) ^ ((u64)pid << 20)) * 0x9e3779b97f4a7c15ULL >> 53) &
+		   (PYB_MAP_CACHE - 1);
+	struct pyb_map_memo *c = map_cache.lookup(&slot);
+	struct pyb_native_map *m;
+	u64 be = __builtin_bswap64(ip);
+
+	if (c && c->pid == pid && c->gen == gen && c->map.start <= ip && ip < c->map.end) {
+		ns->map = c->map;
+		return &ns->map;
+	}
+	__builtin_memcpy(ns->mk.addr, &be, sizeof(be));
+	m = native_maps.lookup(&ns->mk);
+	PYB_PHASE(PYB_PHASE_TRIE_LOOKUPS, 1);
+	if (!m)
+		return NULL;
+	ns->map = *m;
+	if (c) {
+		c->pid = pid;
+		c->gen = gen;
+		c->map = *m;
+	}
+	return &ns->map;
+}
+
 /*
  * Up to PYB_NATIVE_BATCH more frames. A registered process whose walk
  * meets an address in no known file is marked for user space to read its
@@ -426,17 +475,8 @@ static __always_inline void pyb_native_batch(void *ctx, struct pyb_native_scratc
 			}
 		}
 		m = &ns->map;
-		if (r->ip < m->start || r->ip >= m->end) {
-			u64 be = __builtin_bswap64(r->ip);
-
-			__builtin_memcpy(ns->mk.addr, &be, sizeof(be));
-			m = native_maps.lookup(&ns->mk);
-			PYB_PHASE(PYB_PHASE_TRIE_LOOKUPS, 1);
-			if (m) {
-				ns->map = *m;
-				m = &ns->map;
-			}
-		}
+		if (r->ip < m->start || r->ip >= m->end)
+			m = pyb_find_map(ns, r->ip);
 		if (!m) {
 			struct pyb_proc *proc = procs.lookup(&ns->pid);
 
