@@ -3,10 +3,11 @@
 benchmark, not a test; it prints figures).
 
     sudo bench/scale.py [--seconds S] [--procs N] [--threads T]
-                        [--big-threads B] [--load CORES] [--only system|big] [--rt]
+                        [--big-threads B] [--load CORES] [--only system|big]
+                        [--python PATH] [--rt]
 
-Two runs, each against a workload of /usr/bin/python3.11 processes started
-by this script (all of them are killed at the end, also on errors and
+Two runs, each against a workload of /usr/bin/python3.11 processes (or
+--python's) started by this script (all of them are killed at the end, also on errors and
 Ctrl-C; a worker also exits by itself when this script goes away):
 
   system  pyprofile with no -p at 99 Hz while N processes with T threads
@@ -55,7 +56,8 @@ import smoke  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(os.environ.get("PYBPF_BUILD", os.path.join(REPO, "build")), "tools")
 PYPROFILE = os.path.join(BUILD, "pyprofile")
-PY = "/usr/bin/python3.11"
+DEFAULT_PY = "/usr/bin/python3.11"
+PY = DEFAULT_PY
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PERIOD = 0.1  # the burn() duty cycle of the system workload
 EXTRA = []  # --extra: pyprofile's own arguments
@@ -472,13 +474,16 @@ def main():
     ap.add_argument("--extra", action="append", default=[], metavar="ARG",
                     help="an argument for pyprofile, before the duration (repeatable: "
                          "--extra=--no-native)")
+    ap.add_argument("--python", default=DEFAULT_PY, metavar="PATH",
+                    help="the workload's interpreter (%s)" % DEFAULT_PY)
     ap.add_argument("--rt", action="store_true",
                     help="pyprofile at real-time priority (SCHED_FIFO 10): its own cost on a "
                          "machine busy with other work")
     smoke.option(ap)
     args = smoke.apply(ap.parse_args(), seconds=1, procs=3, threads=3, big_threads=10)
-    global RT
+    global RT, PY
     RT = args.rt
+    PY = args.python
     EXTRA[:] = args.extra
     if os.geteuid() != 0:
         sys.exit("run as root")
