@@ -7,8 +7,9 @@ benchmark, not a test; it prints figures).
                         [--python PATH] [--rt]
 
 Two runs, each against a workload of /usr/bin/python3.11 processes (or
---python's) started by this script (all of them are killed at the end, also on errors and
-Ctrl-C; a worker also exits by itself when this script goes away):
+--python's) started by this script (all of them are killed at the end,
+also on errors and Ctrl-C; a worker also exits by itself when this script
+goes away):
 
   system  pyprofile with no -p at 99 Hz while N processes with T threads
           each run. In each process one thread burns CPU in burn() for a

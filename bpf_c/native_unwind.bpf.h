@@ -112,7 +112,9 @@ BPF_PERCPU_ARRAY(native_scratch, struct pyb_native_scratch, 1);
  * walk reads the trie only when the generation user space last read is
  * the process's current one (gated otherwise), any change that could
  * remove or replace a mapping moves it, and a registration begins at a
- * generation no earlier registration had (lib/bpf/native_maps.c).
+ * generation 2^20 past the last one's (lib/bpf/native_maps.c): the same
+ * pid and generation come back only 4,096 registrations later, the bound
+ * the stored stacks' generations already live with.
  */
 #define PYB_MAP_CACHE 2048 /* 96 KiB a CPU: a hundred processes' few files each */
 struct pyb_map_memo {
@@ -405,12 +407,13 @@ static __always_inline struct pyb_native_map *pyb_find_map(struct pyb_native_scr
 		   (PYB_MAP_CACHE - 1);
 	struct pyb_map_memo *c = map_cache.lookup(&slot);
 	struct pyb_native_map *m;
-	u64 be = __builtin_bswap64(ip);
+	u64 be;
 
 	if (c && c->pid == pid && c->gen == gen && c->map.start <= ip && ip < c->map.end) {
 		ns->map = c->map;
 		return &ns->map;
 	}
+	be = __builtin_bswap64(ip);
 	__builtin_memcpy(ns->mk.addr, &be, sizeof(be));
 	m = native_maps.lookup(&ns->mk);
 	PYB_PHASE(PYB_PHASE_TRIE_LOOKUPS, 1);
