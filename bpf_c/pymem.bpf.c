@@ -74,7 +74,7 @@ static __always_inline void on_fault(void *ctx, u64 error_code, bool in_kernel)
 {
 	u64 id = bpf_get_current_pid_tgid();
 	u32 pid = id >> 32, tid = (u32)id;
-	struct pyb_count_key key = {};
+	struct pyb_count_key *key;
 	struct pyb_mem_totals *t;
 	struct pyb_scratch *s;
 	struct pyb_layout *L;
@@ -97,27 +97,30 @@ static __always_inline void on_fault(void *ctx, u64 error_code, bool in_kernel)
 			__sync_fetch_and_add(&t->kernel_faults, 1);
 	}
 	pyb_stat(PYB_STAT_SAMPLES);
-	key.pid = pid;
-	key.tid = tid;
-	key.kind = PYB_KIND_RESIDENT;
-	bpf_get_current_comm(&key.comm, sizeof(key.comm));
-	key.pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
-	key.user_stack = -1;
+	/* in the walk's scratch, not on the BPF stack, which the walk fills */
+	key = &s->key;
+	__builtin_memset(key, 0, sizeof(*key));
+	key->pid = pid;
+	key->tid = tid;
+	key->kind = PYB_KIND_RESIDENT;
+	bpf_get_current_comm(&key->comm, sizeof(key->comm));
+	key->pystack = pyb_current_stack(ctx, proc, L, s, pid, tid);
+	key->user_stack = -1;
 	/* a fault taken in user mode has only the fault handler's entry for a
 	 * kernel stack: kept only for one taken inside a system call */
-	key.kernel_stack = !in_kernel	 ? PYB_STACK_ID_USER_MODE
-			   : KERNEL_STACKS ? stack_traces.get_stackid(ctx, 0)
-					   : -1;
+	key->kernel_stack = !in_kernel	 ? PYB_STACK_ID_USER_MODE
+			    : KERNEL_STACKS ? stack_traces.get_stackid(ctx, 0)
+					    : -1;
 	if (USER_STACKS && (proc->flags & PYB_PROC_NATIVE_STACKS)) {
 		struct pyb_native_scratch *ns = pyb_native_begin_task(pid);
 
 		if (ns) {
-			ns->key = key;
+			ns->key = *key;
 			native_walk_fault_tail.call(ctx, 0);
 		}
 	}
 	/* no native stack wanted, or the chain is not loaded */
-	pyb_count_add(&key, PYB_PAGE_BYTES);
+	pyb_count_add(key, PYB_PAGE_BYTES);
 }
 
 TRACEPOINT_PROBE(exceptions, page_fault_user)
