@@ -49,10 +49,16 @@ static __always_inline u32 pyb_frame_begins_eval(u32 flags)
 
 /* Code objects this CPU identified lately (pyb_code_ident_memo). */
 #define PYB_CODE_MEMO 256
+/* Walks of a CPU between reads of a function that had no version */
+#define PYB_FUNC_RECHECK 64
 struct pyb_code_memo {
 	u64 code, fields, ident;
 	u64 walk; /* the last walk (pyb_scratch.walks) that met it */
-	u64 traceable; /* its first traceable instruction (cw_traceable) */
+	u64 func; /* 3.11: the function it was met through (pyb_func_version) */
+	u32 func_version; /* and that function's version then (0: none) */
+	u32 pid;
+	u32 traceable; /* its first traceable instruction (cw_traceable) */
+	u32 func_read; /* the function was read when it was met (else, not yet) */
 };
 
 struct pyb_scratch {
@@ -68,11 +74,14 @@ struct pyb_scratch {
 	u64 window[PYB_FRAME_WINDOW / 8 + 16]; /* pyb_read_frame's */
 	u64 code[PYB_CODE_SPAN_MAX / 8]; /* a code object's window, likewise */
 	u64 lines[4];  /* the head of a line table (bytes object) */
+	u64 func_win[16]; /* a function's code and version (pyb_func_version) */
+	u64 func, func_version; /* the frame's function and its version, or 0 */
+	u64 func_read; /* 1: pyb_code_ident_memo read the function */
 	u64 str_meta[3]; /* a str's length, hash and state (pyb_str_ident) */
 	u64 str_buf[PYB_STR_READ / 8]; /* the same and its characters, in one read */
 	u64 ts_window[PYB_TSTATE_WINDOW / 8]; /* a thread state's first bytes */
 	u64 ident_failed; /* nonzero: a read of the identity failed */
-	struct pyb_count_key key; /* pyprofile: the sample's */
+	struct pyb_count_key key; /* pyprofile, pymem: the event's count key */
 	u64 found_ts; /* pyb_find_tstate's match so far */
 	u32 scan_turns; /* and the thread states it looked at */
 	PYB_ASYNC_SCRATCH
@@ -504,6 +513,28 @@ static __always_inline struct pyb_code_memo *pyb_memo_entry(struct pyb_scratch *
 }
 
 /*
+ * 3.11 (the layout has frame_func): the version of func, the function of a
+ * frame running code, if func holds code (and its version is not 0), else
+ * 0. A function gets its version once, from a counter that never gives a
+ * number twice, and loses it whenever its code is replaced: a function
+ * that has the version it had when a code object's identity was read
+ * through it has held that code object, alive, all the while
+ * (lib/cpython/func_versions.h, which checks these offsets in the process).
+ * Its code and version in one read (user space keeps them < 128 bytes
+ * apart, by words).
+ */
+static __always_inline u32 pyb_func_version(struct pyb_layout *L, struct pyb_scratch *s, u64 func,
+					    u64 code)
+{
+	u32 rel = (u32)(L->func_version - L->func_code) & 0x78;
+
+	if (bpf_probe_read_user(s->func_win, rel + 8, (void *)(func + L->func_code)) ||
+	    s->func_win[0] != code)
+		return 0;
+	return (u32)s->func_win[(rel >> 3) & 15];
+}
+
+/*
  * Reads the window of the code object at code (struct pyb_layout) and
  * returns its PYB_CODE_IDENT.
  *
@@ -522,12 +553,17 @@ static __always_inline struct pyb_code_memo *pyb_memo_entry(struct pyb_scratch *
  *    co_version, a number the interpreter gives each new code object; not
  *    where there is none (3.8-3.11: a code object made where a freed one
  *    was, with its strings where the freed one's were, differs only in
- *    what they say) or it is 0 (the interpreter's count ran out).
+ *    what they say) or it is 0 (the interpreter's count ran out);
+ *  - on 3.11, where the kernel has may_goto (the verifier's budget has
+ *    room), while func, the frame's function, keeps the version it had
+ *    when the identity was read (pyb_func_version): one read of the
+ *    function instead of the code object's window and strings. A
+ *    function that has no version (one only C code calls, a module's
+ *    body) costs its identity's reads each walk, as before.
  */
 static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_scratch *s,
 					       u64 code, u32 pid, u64 *traceable)
 {
-	u32 span = L->cw_span & (PYB_CODE_SPAN_MAX - 1);
 	struct pyb_code_memo *m = pyb_memo_entry(s, code, pid);
 	u64 ident, keep = s->ident_keep;
 
@@ -541,6 +577,33 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 		return m->ident & keep;
 	}
 	u64 t = PYB_NOW();
+#ifdef PYB_MAY_GOTO
+	/* in scratch memory, as what follows: the BPF stack is full */
+	s->func = s->frame[WORD(L->frame_func)] & HAS(L->frame_func);
+	s->func_version = 0;
+	s->func_read = 0;
+	/* Read before the identity: the function must have held the code
+	 * object through the reads for the identity to be kept by it. Read
+	 * only for a code object this CPU met before through the same
+	 * function (one met once, by a walk of a process that will not come
+	 * back soon, would pay a read of memory as cold as the rest); and
+	 * one that had no version then (most never get one) only every
+	 * PYB_FUNC_RECHECK walks. */
+	if (s->func && m->func == s->func && m->code == code && m->pid == pid &&
+	    (m->func_version || !m->func_read || !(s->walks & (PYB_FUNC_RECHECK - 1)))) {
+		s->func_read = 1;
+		s->func_version = pyb_func_version(L, s, s->func, code);
+		m = pyb_memo_entry(s, code, pid); /* found again: fewer values kept across the read */
+		if (s->func_version && m->func_version == s->func_version &&
+		    m->func == s->func && m->code == code && m->pid == pid) {
+			m->walk = s->walks;
+			*traceable = m->traceable;
+			PYB_PHASE(PYB_PHASE_FUNC_HITS, 1);
+			return m->ident;
+		}
+	}
+#endif
+	u32 span = L->cw_span & (PYB_CODE_SPAN_MAX - 1);
 
 	bpf_probe_read_user(s->code, span, (void *)(code + L->cw_at));
 	PYB_PHASE(PYB_PHASE_CODE_READS, 1);
@@ -563,6 +626,12 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 	m->ident = ident;
 	m->walk = s->walks;
 	m->traceable = *traceable;
+#ifdef PYB_MAY_GOTO
+	m->func = s->func;
+	m->func_version = (u32)s->func_version;
+	m->func_read = (u32)s->func_read;
+	m->pid = pid;
+#endif
 	/* an identity some read of which failed is not kept: it would stand
 	 * for the object, unnamed, for as long as the entry lasts */
 	m->code = code & (0 - (u64)(s->ident_failed == 0));

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from conftest import WORKLOADS
-from profiling import cpu_seconds, run_until
+from profiling import cpu_seconds, parse_folded, run_until
 
 PHASES = re.compile(r"BPF time per Python sample \((\d+) of them, clocks on\): .*?"
                     r"([\d.]+) identities read of \d+ ns, ([\d.]+) with a read that failed")
@@ -92,3 +92,55 @@ def test_deep_stack_frames_come_from_copies(interp, pyprofile, monkeypatch):
     print("%s: %.1f frames, %.2f frame reads a sample" % (interp.id, frames, reads))
     assert frames >= 190, err
     assert reads <= frames / 6, err
+
+
+SWAPPED = re.compile(r"^f \(swapped\.py:(\d+)\)$")
+KEPT = re.compile(r"([\d.]+) identities kept by their function's version")
+
+
+def test_code_replaced_at_its_address_is_read_again(interp, pyprofile, monkeypatch):
+    """code_swap.py: f's code object is replaced every 0.1 s of CPU time by
+    a copy that begins 0, 10, 20 or 30 lines further down, made where the
+    one before the last was, with the same name, file name and line table:
+    only its first line number tells it apart. A walk that kept a code
+    object's identity by its address and pointers would show each later
+    generation at an address with the lines of the first one it met there
+    (offsets 20 and 30 never seen). Each offset must have its share of f's
+    samples and every sample a line of its generation; on 3.11, which keeps
+    identities from walk to walk by the function's version, some samples
+    must have been named that way (f's caller is specialized, so f gets a
+    version again after each swap)."""
+    script = interp.place(os.path.join(WORKLOADS, "code_swap.py"))
+    monkeypatch.setenv("PYBPF_PHASES", "1")
+    proc = interp.spawn([script, "120", "0.1"])
+    try:
+        time.sleep(1)
+        out, err, _ = run_until(pyprofile, ["-F", "499", "--no-native", "-f",
+                                            "-p", str(proc.pid)],
+                                proc.pid, cpu_seconds, 4.0, 40)
+    finally:
+        proc.kill()
+    by_offset, strays = {0: 0, 10: 0, 20: 0, 30: 0}, []
+    for frames, _, count in parse_folded(out):
+        python = [f for f in frames if not f.endswith("_[k]")]
+        m = SWAPPED.match(python[-1]) if python else None
+        if not m:
+            continue
+        line = int(m.group(1))
+        offset = (line - 2) // 10 * 10
+        if offset in by_offset and 2 <= line - offset <= 6:
+            by_offset[offset] += count
+        else:
+            strays.append((line, count))
+    total = sum(by_offset.values())
+    kept = KEPT.search(err)
+    print("%s: f's samples by offset %s, stray lines %s; %s identities kept a sample by "
+          "their function's version" % (interp.id, by_offset, strays,
+                                        kept.group(1) if kept else "no"))
+    assert total >= 200, err
+    assert not strays, (strays, out)
+    for offset, n in by_offset.items():
+        assert n >= total * 0.08, (offset, by_offset, out)
+    assert kept, err
+    if interp.version[:2] == (3, 11):
+        assert float(kept.group(1)) > 0, err

@@ -314,6 +314,7 @@ enum pyb_phase {
 	PYB_PHASE_IDENT_FAILS,    /* identities some read of which failed (not kept) */
 	PYB_PHASE_BEFORE_NS,      /* pyoffcpu: its own look-ups before the walk */
 	PYB_PHASE_SWITCH_IN_NS,   /* pyoffcpu: charging an interval as its thread runs */
+	PYB_PHASE_FUNC_HITS,      /* 3.11: identities kept by their function's version */
 	PYB_PHASE_MAX,
 };
 

@@ -40,6 +40,9 @@
 	X(frame_instr, 8, 99, "interpreter_frame.instr_ptr")                         \
 	X(frame_owner, 11, 99, "interpreter_frame.owner")                            \
 	X(frame_is_entry, 11, 11, 0)                                                 \
+	X(frame_func, 0, 0, 0)                                                       \
+	X(func_code, 0, 0, 0)                                                        \
+	X(func_version, 0, 0, 0)                                                     \
 	X(frame_tlbc_index, 0, 0, "interpreter_frame.tlbc_index")                    \
 	X(code_filename, 8, 99, "code_object.filename")                              \
 	X(code_name, 8, 99, "code_object.name")                                      \

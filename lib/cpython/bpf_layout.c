@@ -47,7 +47,7 @@ void py_bpf_layout(const struct py_process *p, struct pyb_layout *l)
 			 : p->rules->frame_model == PY_FRAMES_CFRAME ? PYB_FRAMES_CFRAME
 								     : PYB_FRAMES_CURRENT;
 	int32_t fields[] = { p->off.frame_previous, p->off.frame_code, p->off.frame_instr,
-			     p->off.frame_owner, p->off.frame_is_entry };
+			     p->off.frame_owner, p->off.frame_is_entry, p->off.frame_func };
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 		if (fields[i] + 8 > span)
 			span = fields[i] + 8;
@@ -58,5 +58,7 @@ void py_bpf_layout(const struct py_process *p, struct pyb_layout *l)
 	l->owner_generator = (uint32_t)p->rules->generator_owner;
 	l->str_ascii_bit = py_rules_str_ascii_bit(p->rules);
 	code_window(p, l);
+	if (!p->func_versions) /* unchecked (cpython/func_versions.h): not used */
+		l->frame_func = l->func_code = l->func_version = -1;
 	l->lines_head_word = (uint32_t)(p->off.bytes_data - p->off.bytes_size) / 8;
 }

@@ -44,7 +44,7 @@ struct interp_facts {
 	char version_str[24];
 	bool free_threaded;
 	const struct py_rules *rules;
-	uint64_t runtime, code_type, unicode_type, bytes_type; /* as linked */
+	uint64_t runtime, code_type, unicode_type, bytes_type, function_type; /* as linked */
 	struct code_range eval_code[INTERP_EVAL_RANGES];        /* as linked */
 	int eval_ranges;
 	bool frame_pointers;

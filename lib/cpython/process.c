@@ -431,6 +431,9 @@ static int find_runtime(struct py_process *p, struct elf_image *img)
 			return py_process_fail(p, PY_FAIL_UNSUPPORTED, "no %s symbol in %s", types[i].name, p->interp_path);
 		*(uint64_t *)((char *)p + types[i].field) = p->load_bias + value;
 	}
+	/* optional: only to check the offsets of a frame's function (3.11) */
+	if (elf_image_symbol(img, "PyFunction_Type", &value, &size) == 0)
+		p->function_type = p->load_bias + value;
 	find_eval_loop(p, img);
 	return 0;
 }
@@ -666,6 +669,7 @@ static void remember_file(const struct py_process *p, struct elf_image *img,
 	f->code_type = p->code_type - p->load_bias;
 	f->unicode_type = p->unicode_type - p->load_bias;
 	f->bytes_type = p->bytes_type - p->load_bias;
+	f->function_type = p->function_type ? p->function_type - p->load_bias : 0;
 	for (int i = 0; i < p->eval_ranges && i < INTERP_EVAL_RANGES; i++) {
 		f->eval_code[i].start = p->eval_code[i].start - p->load_bias;
 		f->eval_code[i].end = p->eval_code[i].end - p->load_bias;
@@ -694,6 +698,7 @@ static void apply_known_file(struct py_process *p, const struct interp_facts *f)
 	p->code_type = p->load_bias + f->code_type;
 	p->unicode_type = p->load_bias + f->unicode_type;
 	p->bytes_type = p->load_bias + f->bytes_type;
+	p->function_type = f->function_type ? p->load_bias + f->function_type : 0;
 	p->eval_ranges = f->eval_ranges;
 	for (int i = 0; i < f->eval_ranges; i++) {
 		p->eval_code[i].start = p->load_bias + f->eval_code[i].start;

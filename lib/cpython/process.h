@@ -63,8 +63,12 @@ struct py_process {
 	int eval_ranges;
 	bool frame_pointers;
 
-	/* Type objects, to recognise real code objects and strings. */
-	uint64_t code_type, unicode_type, bytes_type;
+	/* Type objects, to recognise real code objects and strings; and
+	 * functions (0 if the file does not say where: optional). */
+	uint64_t code_type, unicode_type, bytes_type, function_type;
+	/* 3.11: a frame's function and its version are where the offsets say,
+	 * checked against this process's frames (cpython/func_versions.h) */
+	bool func_versions;
 
 	struct py_version version;
 	char version_str[24];

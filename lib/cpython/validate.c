@@ -17,6 +17,7 @@
 
 #include "cpython/code.h"
 #include "cpython/frames.h"
+#include "cpython/func_versions.h"
 #include "cpython/process.h"
 #include "cpython/threads.h"
 #include "sys/remote_mem.h"
@@ -62,7 +63,7 @@ struct frame_counts {
 };
 
 static void check_frames(struct py_process *p, const struct py_frame *frames, int nf,
-			 struct frame_counts *fc)
+			 struct frame_counts *fc, struct py_func_tally *funcs)
 {
 	for (int k = 0; k < nf; k++) {
 		struct py_code_info ci;
@@ -76,8 +77,10 @@ static void check_frames(struct py_process *p, const struct py_frame *frames, in
 			fc->bad++;
 		else if (!instr_in_code(p, &frames[k]))
 			fc->bad++, fc->bad_instr++;
-		else
+		else {
 			fc->good++;
+			py_func_tally_frame(p, &frames[k], funcs);
+		}
 		py_code_info_free(&ci);
 	}
 }
@@ -88,9 +91,11 @@ int py_process_validate(struct py_process *p)
 	struct py_frame frames[CHECK_FRAMES];
 	const char *missing = py_offsets_missing(&p->off, p->version.minor);
 	struct frame_counts fc = { 0 };
+	struct py_func_tally funcs = { 0 };
 	uint64_t interp = 0;
 	int n, rc, matched = 0;
 
+	p->func_versions = false;
 	if (missing)
 		return py_process_fail(p, PY_FAIL_UNSUPPORTED, "offsets lack %s", missing);
 	rc = remote_read_u64(p->pid, p->runtime_addr + (uint64_t)p->off.runtime_interpreters_head,
@@ -120,7 +125,7 @@ int py_process_validate(struct py_process *p)
 		if (threads[i].host_tid)
 			matched++;
 		nf = py_frames_read(p, threads[i].tstate, frames, CHECK_FRAMES, &truncated);
-		check_frames(p, frames, nf, &fc);
+		check_frames(p, frames, nf, &fc, &funcs);
 	}
 	free(threads);
 	if (!matched)
@@ -141,5 +146,6 @@ int py_process_validate(struct py_process *p)
 		return py_process_fail(p, PY_FAIL_NO_FRAMES,
 				       "no thread is running Python code, so its offsets cannot be "
 				       "checked against a frame yet");
+	py_func_tally_settle(p, &funcs);
 	return 0;
 }
