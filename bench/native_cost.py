@@ -15,7 +15,11 @@ without frame pointers had before) and against no profiler at all:
     is installed.
 
 Usage: sudo bench/native_cost.py [--python /usr/bin/python3.11] [--seconds 6]
-       [--rounds 3] [--baseline OTHER_BUILD_DIR]
+       [--rounds 3] [--baseline OTHER_BUILD_DIR] [--distinct]
+
+--distinct: each of the stack's descend frames a function of its own,
+entered again every 50 ms (deep_native.py distinct): some 30 code objects
+a walk instead of 4.
 
 BPF time per sample is the run time of the sampling program (and the
 chain it tail-calls) over the workload's samples: an upper bound, as it
@@ -38,6 +42,7 @@ sys.path.insert(0, HERE)
 import smoke  # noqa: E402
 from bpf_progs import bpf_stats  # noqa: E402
 
+WORKLOAD_ARGS = []  # ["distinct"] with --distinct
 TABLES = re.compile(r"native unwind tables: (\d+) rows \((\d+) KiB\) of (\d+) files, built in "
                     r"(\d+) ms, loaded in (\d+) ms")
 
@@ -47,8 +52,8 @@ def run(python, seconds, hz=None, extra=(), fixed=None, pyprofile=PYPROFILE):
     With hz, appends to fixed pyprofile's (start-up s, finish s, CPU s):
     exec to sampling, end of sampling to exit (drain, names, report), and
     its CPU time for the whole run (user + sys)."""
-    wl = subprocess.Popen([python, WORKLOAD, str(seconds + 6)], stdout=subprocess.PIPE,
-                          universal_newlines=True)
+    wl = subprocess.Popen([python, WORKLOAD, str(seconds + 6)] + WORKLOAD_ARGS,
+                          stdout=subprocess.PIPE, universal_newlines=True)
     err = ""
     if hz:
         time.sleep(0.3)
@@ -98,10 +103,14 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--baseline", metavar="BUILD",
                     help="also another build's pyprofile (native stacks on), in the same rounds")
+    ap.add_argument("--distinct", action="store_true",
+                    help="a function of its own for each frame (deep_native.py distinct)")
     smoke.option(ap)
     args = smoke.apply(ap.parse_args(), seconds=1, rounds=1)
     if os.geteuid() != 0:
         sys.exit("run as root")
+    if args.distinct:
+        WORKLOAD_ARGS.append("distinct")
     modes = {"native": (PYPROFILE, []), "no-native": (PYPROFILE, ["--no-native"])}
     if args.baseline:
         modes["baseline"] = (os.path.join(args.baseline, "tools", "pyprofile"), [])
@@ -129,8 +138,9 @@ def main():
                 print("round %d, %-9s: %.1f it/s profiled vs %.1f unprofiled (ratio %.3f)"
                       % (r + 1, mode, prof, base, prof / base), flush=True)
     print()
-    print("python: %s; 30 Python frames, ~20 native; 999 Hz; %d rounds of %.0f s"
-          % (args.python, args.rounds, args.seconds))
+    print("python: %s; 30 Python frames (%s), ~20 native; 999 Hz; %d rounds of %.0f s"
+          % (args.python, "a function each" if args.distinct else "4 functions", args.rounds,
+             args.seconds))
     for mode in modes:
         med = statistics.median(ratio[mode])
         got = per_sample[mode] or [(float("nan"), float("nan"))]
