@@ -153,7 +153,6 @@ int alloc_enter_mmap(struct pt_regs *ctx)
 static __always_inline void forget_block(u64 addr)
 {
 	struct alloc_rec *r = allocs.lookup(&addr);
-	struct pyb_count_key key;
 	u64 size, *total;
 
 	if (!r) {
@@ -161,10 +160,11 @@ static __always_inline void forget_block(u64 addr)
 		return;
 	}
 	size = r->size;
-	__builtin_memcpy(&key, &r->key, sizeof(key));
+	/* its stack's count found before the record goes (no copy of the
+	 * key on the BPF stack, which the walk fills) */
+	total = counts.lookup(&r->key);
 	if (allocs.delete(&addr) < 0)
 		return; /* another CPU forgot it first */
-	total = counts.lookup(&key);
 	if (total)
 		__sync_fetch_and_add(total, -size);
 	alloc_stat(ALLOC_ST_FREES, 1);
