@@ -77,6 +77,8 @@ struct pyb_scratch {
 	u64 func_win[16]; /* a function's code and version (pyb_func_version) */
 	u64 func, func_version; /* the frame's function and its version, or 0 */
 	u64 func_read; /* 1: pyb_code_ident_memo read the function */
+	u64 ident_began; /* PYB_PHASES: when pyb_code_ident_memo began reading */
+	u64 traceable; /* pyb_code_ident_memo's code object's first traceable unit */
 	u64 str_meta[3]; /* a str's length, hash and state (pyb_str_ident) */
 	u64 str_buf[PYB_STR_READ / 8]; /* the same and its characters, in one read */
 	u64 ts_window[PYB_TSTATE_WINDOW / 8]; /* a thread state's first bytes */
@@ -536,7 +538,7 @@ static __always_inline u32 pyb_func_version(struct pyb_layout *L, struct pyb_scr
 
 /*
  * Reads the window of the code object at code (struct pyb_layout) and
- * returns its PYB_CODE_IDENT.
+ * returns its PYB_CODE_IDENT; its first traceable code unit in s->traceable.
  *
  * The identity takes five more reads (name, file name, line table), each
  * of another object, as often as not on another page: most of what a
@@ -562,7 +564,7 @@ static __always_inline u32 pyb_func_version(struct pyb_layout *L, struct pyb_scr
  *    body) costs its identity's reads each walk, as before.
  */
 static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_scratch *s,
-					       u64 code, u32 pid, u64 *traceable)
+					       u64 code, u32 pid)
 {
 	struct pyb_code_memo *m = pyb_memo_entry(s, code, pid);
 	u64 ident, keep = s->ident_keep;
@@ -573,10 +575,12 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 	 * frame), and reading it as one costs failed reads (a fault each,
 	 * the dearest thing a read can do) in every walk */
 	if (((m->walk ^ s->walks) & keep) == 0 && ((m->code ^ code) & keep) == 0) {
-		*traceable = m->traceable & keep;
+		s->traceable = m->traceable & keep;
 		return m->ident & keep;
 	}
-	u64 t = PYB_NOW();
+#ifdef PYB_PHASES
+	s->ident_began = PYB_NOW(); /* in scratch: with clocks, the stack is full */
+#endif
 #ifdef PYB_MAY_GOTO
 	/* in scratch memory, as what follows: the BPF stack is full */
 	s->func = s->frame[WORD(L->frame_func)] & HAS(L->frame_func);
@@ -597,7 +601,7 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 		if (s->func_version && m->func_version == s->func_version &&
 		    m->func == s->func && m->code == code && m->pid == pid) {
 			m->walk = s->walks;
-			*traceable = m->traceable;
+			s->traceable = m->traceable;
 			PYB_PHASE(PYB_PHASE_FUNC_HITS, 1);
 			return m->ident;
 		}
@@ -607,7 +611,7 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 
 	bpf_probe_read_user(s->code, span, (void *)(code + L->cw_at));
 	PYB_PHASE(PYB_PHASE_CODE_READS, 1);
-	*traceable = pyb_code_int(s, L->cw_traceable);
+	s->traceable = pyb_code_int(s, L->cw_traceable);
 	if (pyb_code_int(s, L->cw_version) && m->code == code &&
 	    m->fields == pyb_memo_fields(L, s, pid)) {
 		m->walk = s->walks;
@@ -625,7 +629,7 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 	m->fields = pyb_memo_fields(L, s, pid);
 	m->ident = ident;
 	m->walk = s->walks;
-	m->traceable = *traceable;
+	m->traceable = (u32)s->traceable;
 #ifdef PYB_MAY_GOTO
 	m->func = s->func;
 	m->func_version = (u32)s->func_version;
@@ -637,7 +641,7 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 	m->code = code & (0 - (u64)(s->ident_failed == 0));
 	PYB_PHASE(PYB_PHASE_IDENTS, 1);
 	PYB_PHASE(PYB_PHASE_IDENT_FAILS, s->ident_failed != 0);
-	PYB_PHASE(PYB_PHASE_IDENT_NS, PYB_NOW() - t);
+	PYB_PHASE(PYB_PHASE_IDENT_NS, PYB_NOW() - s->ident_began);
 	return ident;
 }
 
@@ -700,18 +704,17 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 
 		PYB_ASYNC_WALK_FRAME(s, idx, frame, owner, owner_gen);
 		frame = s->frame[w_prev];
-		u64 traceable;
 #ifdef PYB_MAY_GOTO
 		s->ident_keep = shim - 1; /* all ones unless a shim */
 #else
 		/* counted loops: the verifier's budget has no room for it */
 		s->ident_keep = ~0ULL;
 #endif
-		u64 ident = pyb_code_ident_memo(L, s, code, pid, &traceable);
+		u64 ident = pyb_code_ident_memo(L, s, code, pid);
 		/* incomplete (_PyFrame_IsIncomplete): not owned by a generator,
 		 * and its instruction before the first traceable one */
 		u64 other_owner = ((owner ^ owner_gen) | (0 - (owner ^ owner_gen))) >> 63;
-		u64 early = (u64)(offset - (s64)(traceable * 2)) >> 63;
+		u64 early = (u64)(offset - (s64)(s->traceable * 2)) >> 63;
 		u64 hidden = early & other_owner & has_traceable;
 
 		s->stack.frames[idx].code = code;
