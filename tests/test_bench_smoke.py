@@ -37,7 +37,7 @@ SCRIPTS = {
     "async_overhead.py": [[]],
     "hostile_elf.py": [[]],
     "maps_gen_overhead.py": [[]],
-    "native_cost.py": [],  # run by report.py's smoke run
+    "native_cost.py": [["--distinct"]],  # without it: run by report.py's smoke run
     "peer_austin.py": [],  # run by report.py's (at both rates, when austin is there)
     "pydump_threads.py": [[]],
     "pymem_alloc.py": [[]],
