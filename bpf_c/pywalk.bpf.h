@@ -597,9 +597,10 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 	    (m->func_version || !m->func_read || !(s->walks & (PYB_FUNC_RECHECK - 1)))) {
 		s->func_read = 1;
 		s->func_version = pyb_func_version(L, s, s->func, code);
-		m = pyb_memo_entry(s, code, pid); /* found again: fewer values kept across the read */
-		if (s->func_version && m->func_version == s->func_version &&
-		    m->func == s->func && m->code == code && m->pid == pid) {
+		/* the same entry, found again: fewer values kept across the
+		 * read (its function, code and process matched above) */
+		m = pyb_memo_entry(s, code, pid);
+		if (s->func_version && m->func_version == s->func_version) {
 			m->walk = s->walks;
 			s->traceable = m->traceable;
 			PYB_PHASE(PYB_PHASE_FUNC_HITS, 1);

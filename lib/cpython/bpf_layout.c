@@ -37,6 +37,8 @@ static void code_window(const struct py_process *p, struct pyb_layout *l)
 void py_bpf_layout(const struct py_process *p, struct pyb_layout *l)
 {
 	int32_t span = 0;
+	/* 3.11's frame function, only once checked (cpython/func_versions.h) */
+	int32_t frame_func = p->func_versions ? p->off.frame_func : -1;
 
 	memset(l, 0, sizeof(*l));
 #define COPY_FIELD(name, ...) l->name = p->off.name;
@@ -47,7 +49,7 @@ void py_bpf_layout(const struct py_process *p, struct pyb_layout *l)
 			 : p->rules->frame_model == PY_FRAMES_CFRAME ? PYB_FRAMES_CFRAME
 								     : PYB_FRAMES_CURRENT;
 	int32_t fields[] = { p->off.frame_previous, p->off.frame_code, p->off.frame_instr,
-			     p->off.frame_owner, p->off.frame_is_entry, p->off.frame_func };
+			     p->off.frame_owner, p->off.frame_is_entry, frame_func };
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 		if (fields[i] + 8 > span)
 			span = fields[i] + 8;
@@ -58,7 +60,7 @@ void py_bpf_layout(const struct py_process *p, struct pyb_layout *l)
 	l->owner_generator = (uint32_t)p->rules->generator_owner;
 	l->str_ascii_bit = py_rules_str_ascii_bit(p->rules);
 	code_window(p, l);
-	if (!p->func_versions) /* unchecked (cpython/func_versions.h): not used */
+	if (frame_func < 0)
 		l->frame_func = l->func_code = l->func_version = -1;
 	l->lines_head_word = (uint32_t)(p->off.bytes_data - p->off.bytes_size) / 8;
 }
