@@ -32,6 +32,9 @@ BPF_TABLE("lru_hash", u32, u64, tstates, 65536);
 #define PYB_FRAME_WINDOW 2048
 /* Frames further than this from that copy are in other memory. */
 #define PYB_FRAME_FAR (1ULL << 20)
+/* Where in pyb_scratch.window a frame read alone goes: past the copy (at
+ * most 257 words) and past the 16 words of a frame begun in it. */
+#define PYB_FRAME_ALONE (PYB_FRAME_WINDOW / 8 + 16)
 
 /* A str's header and up to this many characters are read at once
  * (pyb_str_ident): the names of code objects and files are mostly shorter. */
@@ -67,11 +70,12 @@ struct pyb_scratch {
 	u64 walks; /* walks this CPU began */
 	u64 ident_keep; /* for pyb_code_ident_memo: 0 for a shim frame, else ~0 */
 	u64 file_ptr, file_walk, file_ident; /* pyb_file_ident's last */
-	u64 frame[16]; /* one frame struct, read whole, as aligned words */
+	u64 frame[16]; /* room for asyncio.bpf.h, once the walk is done */
 	u64 window_at, window_len; /* window holds window_len bytes from there */
 	u64 frame_alone; /* the last frame was far from window, read alone */
 	u64 walk_evals; /* eval-loop runs of the walk's stack (pyb_python_evals) */
-	u64 window[PYB_FRAME_WINDOW / 8 + 16]; /* pyb_read_frame's */
+	/* pyb_read_frame's: a copy of frames, and a frame read alone */
+	u64 window[PYB_FRAME_ALONE + 16];
 	u64 code[PYB_CODE_SPAN_MAX / 8]; /* a code object's window, likewise */
 	u64 lines[4];  /* the head of a line table (bytes object) */
 	u64 func_win[16]; /* a function's code and version (pyb_func_version) */
@@ -324,8 +328,10 @@ searched: __attribute__((unused));
 }
 
 /*
- * Reads the frame struct at frame (span bytes) into s->frame; 0 or a read
- * error.
+ * Reads the frame struct at frame (span bytes); the word of s->window it
+ * begins at (below PYB_FRAME_ALONE, or PYB_FRAME_ALONE), or a read error.
+ * The walk takes a frame's few fields from there, rather than from a copy
+ * of the frame (a load and a store a word, 16 a frame).
  *
  * A read of user memory costs several times what copying a frame does, and
  * from 3.11 a thread's frames lie one below the other in its data stack:
@@ -353,12 +359,13 @@ static __always_inline int pyb_read_frame(struct pyb_layout *L, struct pyb_scrat
 		 * each other) takes a copy of its own */
 		if (s->window_len && !s->frame_alone && rel + PYB_FRAME_FAR > 2 * PYB_FRAME_FAR) {
 			u64 t = PYB_NOW();
-			int err = bpf_probe_read_user(s->frame, span, (void *)frame);
+			int err = bpf_probe_read_user(&s->window[PYB_FRAME_ALONE], span,
+						      (void *)frame);
 
 			PYB_PHASE(PYB_PHASE_FRAME_READS, 1);
 			PYB_PHASE(PYB_PHASE_FRAME_READ_NS, PYB_NOW() - t);
 			s->frame_alone = 1;
-			return err;
+			return err < 0 ? err : PYB_FRAME_ALONE;
 		}
 		s->frame_alone = 0;
 		if (rel > PYB_FRAME_WINDOW - span || rel + span > s->window_len) {
@@ -382,17 +389,13 @@ static __always_inline int pyb_read_frame(struct pyb_layout *L, struct pyb_scrat
 				rel = frame - at;
 			}
 		}
-		if (rel <= PYB_FRAME_WINDOW - span) {
-			u32 w = (rel >> 3) & (PYB_FRAME_WINDOW / 8 - 1);
-
-#pragma unroll
-			for (int i = 0; i < 16; i++)
-				s->frame[i] = s->window[w + i];
-			return 0;
-		}
+		if (rel <= PYB_FRAME_WINDOW - span)
+			return (int)((rel >> 3) & (PYB_FRAME_WINDOW / 8 - 1));
 	}
 #endif
-	return bpf_probe_read_user(s->frame, span, (void *)frame);
+	int err = bpf_probe_read_user(&s->window[PYB_FRAME_ALONE], span, (void *)frame);
+
+	return err < 0 ? err : PYB_FRAME_ALONE;
 }
 
 /* PYB_STR_IDENT of the str at ptr (see py_abi.h): its length and state
@@ -583,7 +586,7 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 #endif
 #ifdef PYB_MAY_GOTO
 	/* in scratch memory, as what follows: the BPF stack is full */
-	s->func = s->frame[WORD(L->frame_func)] & HAS(L->frame_func);
+	/* s->func: the frame's function, which the walk took from the frame */
 	s->func_version = 0;
 	s->func_read = 0;
 	/* Read before the identity: the function must have held the code
@@ -683,20 +686,25 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 	PYB_FOR(n, PYB_MAX_FRAMES, s->stack.len, walked) {
 		if (!frame)
 			break;
-		if (pyb_read_frame(L, s, frame, span) < 0) {
+		int at = pyb_read_frame(L, s, frame, span);
+
+		if (at < 0) {
 			s->stack.flags |= PYB_STACK_READ_ERROR;
 			break;
 		}
-		u64 code = s->frame[w_code] & tag_mask;
-		u64 instr = s->frame[w_instr];
-		u64 owner = (s->frame[owner_word] >> owner_shift) & 0xff;
+		/* the frame's words: FW(k) is its k-th (k < 16) */
+		const u64 *fw = &s->window[(u32)at]; /* at most PYB_FRAME_ALONE */
+#define FW(k) fw[(k) & 15]
+		u64 code = FW(w_code) & tag_mask;
+		u64 instr = FW(w_instr);
+		u64 owner = (FW(owner_word) >> owner_shift) & 0xff;
 		u64 shim = ((~(owner - owner_shim)) >> 63) & has_shim; /* owner >= shim */
 		/* 3.8-3.10: f_lasti (int) scaled to bytes, and every frame object
 		 * is its own eval-loop run; 3.11+: pointer into the bytecode. */
 		s64 lasti = (s32)(instr >> instr_shift);
 		s64 offset = (s64)objects * (lasti * (s64)scale) +
 			     (1 - (s64)objects) * (s64)(instr - code - adaptive);
-		u64 entry = (s->frame[entry_word] >> entry_shift) & 0xff & has_entry;
+		u64 entry = (FW(entry_word) >> entry_shift) & 0xff & has_entry;
 #ifdef PYB_MAY_GOTO
 		u32 idx = n; /* below PYB_MAX_FRAMES: the loop's head says so */
 #else
@@ -704,13 +712,15 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 #endif
 
 		PYB_ASYNC_WALK_FRAME(s, idx, frame, owner, owner_gen);
-		frame = s->frame[w_prev];
+		frame = FW(w_prev);
 #ifdef PYB_MAY_GOTO
+		s->func = FW(WORD(L->frame_func)) & HAS(L->frame_func);
 		s->ident_keep = shim - 1; /* all ones unless a shim */
 #else
 		/* counted loops: the verifier's budget has no room for it */
 		s->ident_keep = ~0ULL;
 #endif
+#undef FW
 		u64 ident = pyb_code_ident_memo(L, s, code, pid);
 		/* incomplete (_PyFrame_IsIncomplete): not owned by a generator,
 		 * and its instruction before the first traceable one */
