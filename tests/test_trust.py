@@ -90,6 +90,22 @@ class StdinPython:
         except OSError:
             return False
 
+    def wait_asleep(self, timeout=30):
+        """Until the thread is blocked in a system call other than read or
+        write (the program's sleep): a thread that has just said so may
+        still be on the line before."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with open("/proc/%d/syscall" % self.pid) as fp:
+                    nr = fp.read().split()[0]
+            except (OSError, IndexError):
+                nr = ""
+            if nr.isdigit() and nr not in ("0", "1"):
+                return
+            assert time.monotonic() < deadline, "never blocked: %r" % nr
+            time.sleep(0.02)
+
     def send(self, program):
         self.popen.stdin.write(program.encode())
         self.popen.stdin.close()
@@ -145,6 +161,7 @@ def test_pydump_waits_for_a_frame(interp, pydump):
         assert took >= 1.0, took
         w.send(PARKED)
         w.wait_line("parked")
+        w.wait_asleep()  # the line the dump must show is the sleep's
         r = run([pydump, "-p", str(w.pid)])
         assert r.returncode == 0, r.stderr
         frames = [l.strip() for l in r.stdout.splitlines() if l.startswith("    ")]
