@@ -82,13 +82,18 @@ class StdinPython:
             assert self.popen.poll() is None, "python - exited"
             time.sleep(0.05)
 
-    def reading_program(self):
-        """Blocked in read(0, ...): the parser waits for the program."""
+    def syscall(self):
+        """/proc/PID/syscall's words: the call the thread is blocked in and
+        its arguments, or ["running"]; [] if it cannot be read."""
         try:
             with open("/proc/%d/syscall" % self.pid) as fp:
-                return fp.read().startswith("0 0x0 ")
+                return fp.read().split()
         except OSError:
-            return False
+            return []
+
+    def reading_program(self):
+        """Blocked in read(0, ...): the parser waits for the program."""
+        return self.syscall()[:2] == ["0", "0x0"]
 
     def wait_asleep(self, timeout=30):
         """Until the thread is blocked in a system call other than read or
@@ -96,11 +101,7 @@ class StdinPython:
         still be on the line before."""
         deadline = time.monotonic() + timeout
         while True:
-            try:
-                with open("/proc/%d/syscall" % self.pid) as fp:
-                    nr = fp.read().split()[0]
-            except (OSError, IndexError):
-                nr = ""
+            nr = (self.syscall() or [""])[0]
             if nr.isdigit() and nr not in ("0", "1"):
                 return
             assert time.monotonic() < deadline, "never blocked: %r" % nr
