@@ -472,6 +472,7 @@ REQUESTS = 30
 REQUEST_SECONDS = {"cpu": 0.15, "block": 0.1}
 REQUEST_TOLERANCE = 0.10  # of each task's own time (pyoffcpu: timed, not sampled)
 REQUEST_SIGMAS = 3.5  # pyprofile: samples of a task spread as a Poisson count's
+REQUEST_SAMPLED_FLOOR = 0.25  # pyprofile, one task: of what its CPU time predicts
 
 
 def sequential_tasks(tool, mode, interp, tmp_path):
@@ -504,15 +505,21 @@ def test_sequential_tasks_keep_their_names_pyoffcpu(async_runs):
 def check_sequential_tasks(async_runs, mode):
     """Tasks req-0..req-29 made one after another, as a server makes one
     per request, each spending its time in one step (on CPU, or blocking
-    its loop in time.sleep): a new task's coroutine is often made where the
-    last one's was freed, and must not be charged to it. Each task's time
-    is within 10% of what it measured itself (pyprofile: and the spread of
-    a sampled count, sqrt(n) for n samples, about 75 per task), every task
-    is there under its own name, and next to nothing is left unnamed."""
+    its loop in time.sleep) through a function named after it (req_0 ..):
+    a new task's coroutine is often made where the last one's was freed,
+    and must not be charged to it. No sample of a task's function is
+    named after another task, every task is there under its own name, and
+    next to nothing is left unnamed. pyoffcpu: each task's time is within
+    10% of what it measured itself. pyprofile: each task has at least a
+    quarter of the samples its CPU time predicts (about 75): on a loaded
+    machine a thread's share of a CPU's timer ticks strays from its CPU
+    time further than a Poisson count's (43 to 109 over 30 tasks, beside
+    four busy loops, with no sample misnamed), so the exact check is the
+    one on names."""
     from profiling import parse_folded
     text, err, truth = async_runs["sequential-" + mode].result()
     truth = truth["spent"]
-    got, unnamed = {}, 0
+    got, unnamed, deep = {}, 0, 0
     for fr, _, value in parse_folded(text):
         n = names(fr)
         if "request" not in n:
@@ -521,8 +528,12 @@ def check_sequential_tasks(async_runs, mode):
         if task is None:
             unnamed += value
             continue
-        assert n[n.index("<task %s>" % task):][:2] == ["<task %s>" % task, "request"], fr
+        own = n[n.index("<task %s>" % task):]
+        assert own[:2] == ["<task %s>" % task, "request"], fr
+        # the frame below the coroutine, if the sample caught one, is the task's own
+        assert own[2:3] in ([], [task.replace("-", "_")]), fr
         got[task] = got.get(task, 0) + value
+        deep += value if own[2:3] else 0
     # a task spends its time in one interval off CPU (block): where the kernel
     # reported neither its return to a CPU nor its wake-up, pyoffcpu cannot
     # place that interval and counts it apart, and the task may be missing
@@ -533,14 +544,19 @@ def check_sequential_tasks(async_runs, mode):
             sorted(got), missing, lost, err)
     total = sum(got.values())
     assert unnamed <= 0.02 * (total + unnamed), (unnamed, total, err)
+    assert deep >= 0.9 * total, "the tasks' own functions are missing: %d of %d\n%s" % (
+        deep, total, text)
     # pyoffcpu counts microseconds; pyprofile samples, each task's share of them
     scale = 1e6 if mode == "block" else total / sum(truth.values())
     for task, seconds in truth.items():
         if task in missing:
             continue
         want = seconds * scale
-        spread = REQUEST_SIGMAS * math.sqrt(want) if mode == "cpu" else 0
-        assert abs(got[task] - want) <= REQUEST_TOLERANCE * want + spread, \
+        if mode == "cpu":
+            assert got[task] >= REQUEST_SAMPLED_FLOOR * want, \
+                "%s: %d, truth %d (%s)\n%s" % (task, got[task], want, got, err)
+            continue
+        assert abs(got[task] - want) <= REQUEST_TOLERANCE * want, \
             "%s: %d, truth %d (%s)\n%s" % (task, got[task], want, got, err)
 
 
