@@ -289,6 +289,7 @@ CONTENDERS = ("import os, sys, threading, time\n"
               "quit = sys.argv[1]\n"
               "def contend():\n"
               "    while not os.path.exists(quit): pass\n"
+              "    os._exit(0)  # at once: the main thread may wait for the GIL\n"
               "for _ in range(int(sys.argv[2])):\n"
               "    threading.Thread(target=contend, daemon=True).start()\n"
               "while not os.path.exists(quit): time.sleep(0.01)\n"
@@ -317,21 +318,27 @@ def test_short_lived_process(pygil, tmp_path):
     """A process that ends about 0.1 s into the run, its two threads
     contending: no rate of GIL switches and no shares over so short a window
     ("-", and a line saying why), never the 100% waits or thousands of
-    switches a second such a window gives."""
-    quit = str(tmp_path / "quit")
-    proc = subprocess.Popen([interpreters.HOST_PYTHON, "-c", CONTENDERS, quit, "2"])
-    try:
-        time.sleep(0.5)
-        tool = start_tool(pygil, ["-p", str(proc.pid), "30"])
-        time.sleep(0.1)
-        with open(quit, "w"):
-            pass
-        rc, out, err = finish(tool)
-    finally:
-        proc.kill()
-        proc.wait()
-    assert rc == 0 and "every target process has exited" in err, err
-    [(pid, header, waited, rows)] = sections(out)
+    switches a second such a window gives. The window is what the tool
+    saw, which a loaded machine can stretch past 0.5 s (then there is a
+    rate to give): the run is made again, up to three times in all."""
+    for attempt in range(3):
+        quit = str(tmp_path / ("quit%d" % attempt))
+        proc = subprocess.Popen([interpreters.HOST_PYTHON, "-c", CONTENDERS, quit, "2"])
+        try:
+            time.sleep(0.5)
+            tool = start_tool(pygil, ["-p", str(proc.pid), "30"])
+            time.sleep(0.1)
+            with open(quit, "w"):
+                pass
+            rc, out, err = finish(tool)
+        finally:
+            proc.kill()
+            proc.wait()
+        assert rc == 0 and "every target process has exited" in err, err
+        [(pid, header, waited, rows)] = sections(out)
+        if "too short for a rate" in header:
+            break
+        print("attempt %d: a window of a rate (%s)" % (attempt + 1, header))
     m = re.match(r"(\d+) GIL switches in (0\.[0-4]\d) s \(too short for a rate\)", header)
     assert m and int(m.group(1)) > 0, out
     assert len(rows) == 3 and waited > 0, out  # main and two contending threads
