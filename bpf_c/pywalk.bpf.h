@@ -11,8 +11,7 @@
  * of each, mostly in one read a string) and its line table (length and
  * first 8 bytes), unless this
  * CPU's memo of code objects already has it (pyb_code_ident_memo); a code
- * object met earlier in the same walk, or in an earlier one while none of
- * the process's code objects was freed, costs no read at all. The address
+ * object met earlier in the same walk costs no read at all. The address
  * alone does not tell a code object: a freed code object's address (and
  * its strings') is taken by the next one of the same size. User space
  * names code objects by (address, identity).
@@ -28,28 +27,6 @@ BPF_ARRAY(layouts, struct pyb_layout, PYB_MAX_LAYOUTS);
  * and user space fills for processes with many threads (py_registry.c);
  * every entry is checked before use. LRU: threads come and go. */
 BPF_TABLE("lru_hash", u32, u64, tstates, 65536);
-/*
- * Code objects each process freed (host tgid -> count), where user space
- * could watch them: a uprobe on the interpreter's code_dealloc (bpf/
- * code_frees.h) counts each, and user space makes the process's entry
- * once the probe is in, at a value no other registration of the run
- * starts from. While a process's count stays what it was when a code
- * object's identity was read (or checked), no code object of it was
- * freed, so one at that address is that one, alive: its identity stands
- * without a read (pyb_code_ident_memo). No entry: not watched.
- */
-BPF_HASH(code_frees, u32, u64, 4096);
-
-/* The uprobe on code_dealloc (its first instruction): one more freed. */
-int pyb_code_freed(struct pt_regs *ctx)
-{
-	u32 pid = bpf_get_current_pid_tgid() >> 32;
-	u64 *n = code_frees.lookup(&pid);
-
-	if (n)
-		__sync_fetch_and_add(n, 1);
-	return 0;
-}
 
 /* Bytes of a thread's frames read at once (pyb_read_frame). */
 #define PYB_FRAME_WINDOW 2048
@@ -85,8 +62,6 @@ struct pyb_code_memo {
 	u32 pid;
 	u32 traceable; /* its first traceable instruction (cw_traceable) */
 	u32 func_read; /* the function was read when it was met (else, not yet) */
-	u64 frees; /* its process's code_frees count when it was read or checked
-		      (0: not watched) */
 };
 
 struct pyb_scratch {
@@ -106,7 +81,6 @@ struct pyb_scratch {
 	u64 func_win[16]; /* a function's code and version (pyb_func_version) */
 	u64 func, func_version; /* the frame's function and its version, or 0 */
 	u64 func_read; /* 1: pyb_code_ident_memo read the function */
-	u64 frees; /* the walked process's code_frees count as the walk began; 0 none */
 	u64 ident_began; /* PYB_PHASES: when pyb_code_ident_memo began reading */
 	u64 traceable; /* pyb_code_ident_memo's code object's first traceable unit */
 	u64 str_meta[3]; /* a str's length, hash and state (pyb_str_ident) */
@@ -585,15 +559,6 @@ static __always_inline u32 pyb_func_version(struct pyb_layout *L, struct pyb_scr
  *    where there is none (3.8-3.11: a code object made where a freed one
  *    was, with its strings where the freed one's were, differs only in
  *    what they say) or it is 0 (the interpreter's count ran out);
- *  - from one walk to the next on every version, where the kernel has
- *    may_goto and user space counts the process's code frees
- *    (code_frees), while the count is what it was when the identity was
- *    read or last checked: no code object of the process was freed
- *    since, so the one at that address is that one (a GIL holder that
- *    pygil walks runs on: one it frees during the walk moves the count
- *    for later walks only, and making another at the same address and
- *    running it in a frame the walk has yet to read takes far longer
- *    than a walk);
  *  - on 3.11, where the kernel has may_goto (the verifier's budget has
  *    room), while func, the frame's function, keeps the version it had
  *    when the identity was read (pyb_func_version): one read of the
@@ -620,14 +585,6 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 	s->ident_began = PYB_NOW(); /* in scratch: with clocks, the stack is full */
 #endif
 #ifdef PYB_MAY_GOTO
-	/* no code object of the process freed since this one was read or
-	 * checked: the same object, alive (code_frees) */
-	if (s->frees && m->frees == s->frees && m->code == code && m->pid == pid) {
-		m->walk = s->walks;
-		s->traceable = m->traceable;
-		PYB_PHASE(PYB_PHASE_FREES_HITS, 1);
-		return m->ident;
-	}
 	/* in scratch memory, as what follows: the BPF stack is full */
 	/* s->func: the frame's function, which the walk took from the frame */
 	s->func_version = 0;
@@ -648,7 +605,6 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 		m = pyb_memo_entry(s, code, pid);
 		if (s->func_version && m->func_version == s->func_version) {
 			m->walk = s->walks;
-			m->frees = s->frees; /* checked, as of this walk */
 			s->traceable = m->traceable;
 			PYB_PHASE(PYB_PHASE_FUNC_HITS, 1);
 			return m->ident;
@@ -663,9 +619,6 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 	if (pyb_code_int(s, L->cw_version) && m->code == code &&
 	    m->fields == pyb_memo_fields(L, s, pid)) {
 		m->walk = s->walks;
-#ifdef PYB_MAY_GOTO
-		m->frees = s->frees; /* checked, as of this walk */
-#endif
 		return m->ident;
 	}
 	m->code = 0; /* not whole until its identity is in */
@@ -686,7 +639,6 @@ static __always_inline u64 pyb_code_ident_memo(struct pyb_layout *L, struct pyb_
 	m->func_version = (u32)s->func_version;
 	m->func_read = (u32)s->func_read;
 	m->pid = pid;
-	m->frees = s->frees;
 #endif
 	/* an identity some read of which failed is not kept: it would stand
 	 * for the object, unnamed, for as long as the entry lasts */
@@ -729,13 +681,6 @@ static __always_inline u64 pyb_walk(struct pyb_layout *L, u64 frame, struct pyb_
 
 	s->stack.pid = pid;
 	s->walks++; /* memo entries of earlier walks stand only from 3.12 */
-#ifdef PYB_MAY_GOTO
-	/* before any frame is read: a code object freed during the walk
-	 * moves the count past what its entries are stamped with */
-	u64 *frees = code_frees.lookup(&pid);
-
-	s->frees = frees ? *frees : 0;
-#endif
 	s->window_len = 0;
 	s->walk_evals = 0;
 	PYB_FOR(n, PYB_MAX_FRAMES, s->stack.len, walked) {

@@ -3,10 +3,9 @@ counters around its parts (PYBPF_PHASES=1) prints them with -v. A read of
 user memory that fails takes the kernel's fault path, the dearest thing a
 read can do, and a code identity that met one is not kept: read again in
 every walk. So a steady stack of a healthy process must make no read that
-fails, and from 3.12 (code objects carry co_version), or on any version
-while none of the process's code objects is freed (counted where the
-kernel has may_goto), must not read a code identity again once this CPU
-has met it, on every interpreter of the matrix: 3.13+ put None where a code object would be in the eval loop's
+fails, and from 3.12 (code objects carry co_version) must not read a code
+identity again once this CPU has met it, on every interpreter of the
+matrix: 3.13+ put None where a code object would be in the eval loop's
 entry frame (a shim tracebacks leave out), and reading it as one failed
 twice in every walk, unseen in any output."""
 import os
@@ -18,8 +17,6 @@ import pytest
 from conftest import WORKLOADS
 from profiling import cpu_seconds, parse_folded, run_until
 
-MAY_GOTO = "loops bounded by the kernel's may_goto"
-NOT_COUNTED = "code objects' frees are not counted"
 PHASES = re.compile(r"BPF time per Python sample \((\d+) of them, clocks on\): .*?"
                     r"([\d.]+) identities read of \d+ ns, ([\d.]+) with a read that failed")
 
@@ -63,14 +60,9 @@ def test_steady_stack_reads_nothing_that_fails(interp, pyprofile, monkeypatch):
               % (interp.id, samples, idents, failed))
         assert samples >= 100, err
         assert failed == 0, err
-        # where the kernel has may_goto the tool counts every process's
-        # code frees, on every interpreter we run
-        assert NOT_COUNTED not in err, err
-        # each CPU reads the few code objects of the stack once, and a
-        # sample then reads none: from 3.12 (co_version), and on every
-        # version while no code object is freed (may_goto)
-        checked = interp.version >= (3, 12) or MAY_GOTO in err
-        if not checked or idents <= 0.1:
+        # from 3.12 each CPU reads the few code objects of the stack once:
+        # a sample then reads none
+        if interp.version < (3, 12) or idents <= 0.1:
             return
     assert idents <= 0.1, err
 
@@ -104,14 +96,22 @@ def test_deep_stack_frames_come_from_copies(interp, pyprofile, monkeypatch):
 
 SWAPPED = re.compile(r"^f \(swapped\.py:(\d+)\)$")
 KEPT = re.compile(r"([\d.]+) identities kept by their function's version")
-KEPT_FREES = re.compile(r"([\d.]+) kept as no code object was freed")
 
 
-def swapped(interp, pyprofile):
-    """code_swap.py profiled until it had 4 s of CPU time: (f's samples by
-    offset, the samples of lines that are not their generation's, the
-    report, stderr)."""
+def test_code_replaced_at_its_address_is_read_again(interp, pyprofile, monkeypatch):
+    """code_swap.py: f's code object is replaced every 0.1 s of CPU time by
+    a copy that begins 0, 10, 20 or 30 lines further down, made where the
+    one before the last was, with the same name, file name and line table:
+    only its first line number tells it apart. A walk that kept a code
+    object's identity by its address and pointers would show each later
+    generation at an address with the lines of the first one it met there
+    (offsets 20 and 30 never seen). Each offset must have its share of f's
+    samples and every sample a line of its generation; on 3.11, which keeps
+    identities from walk to walk by the function's version, some samples
+    must have been named that way (f's caller is specialized, so f gets a
+    version again after each swap)."""
     script = interp.place(os.path.join(WORKLOADS, "code_swap.py"))
+    monkeypatch.setenv("PYBPF_PHASES", "1")
     proc = interp.spawn([script, "120", "0.1"])
     try:
         time.sleep(1)
@@ -132,42 +132,15 @@ def swapped(interp, pyprofile):
             by_offset[offset] += count
         else:
             strays.append((line, count))
-    return by_offset, strays, out, err
-
-
-@pytest.mark.parametrize("frees", ["counted", "not-counted"])
-def test_code_replaced_at_its_address_is_read_again(interp, pyprofile, monkeypatch, frees):
-    """code_swap.py: f's code object is replaced every 0.1 s of CPU time by
-    a copy that begins 0, 10, 20 or 30 lines further down, made where the
-    one before the last was, with the same name, file name and line table:
-    only its first line number tells it apart. A walk that kept a code
-    object's identity by its address and pointers would show each later
-    generation at an address with the lines of the first one it met there
-    (offsets 20 and 30 never seen). Each offset must have its share of f's
-    samples and every sample a line of its generation; and some samples
-    must have been named by an identity kept from an earlier walk: where
-    the tool counts the process's code frees (may_goto), because none was
-    freed since; without that count (PYBPF_NO_CODE_FREES=1), on 3.11, by
-    the function's version (f's caller is specialized, so f gets a version
-    again after each swap)."""
-    monkeypatch.setenv("PYBPF_PHASES", "1")
-    monkeypatch.setenv("PYBPF_NO_CODE_FREES", "1" if frees == "not-counted" else "")
-    if frees == "not-counted" and interp.version[:2] != (3, 11):
-        pytest.skip("%s: only 3.11 keeps identities by the function's version" % interp.id)
-    by_offset, strays, out, err = swapped(interp, pyprofile)
     total = sum(by_offset.values())
     kept = KEPT.search(err)
-    kept_frees = KEPT_FREES.search(err)
-    print("%s, frees %s: f's samples by offset %s, stray lines %s; identities kept a sample "
-          "by their function's version %s, as no code object was freed %s" % (
-              interp.id, frees, by_offset, strays, kept.group(1) if kept else "no",
-              kept_frees.group(1) if kept_frees else "no"))
+    print("%s: f's samples by offset %s, stray lines %s; %s identities kept a sample by "
+          "their function's version" % (interp.id, by_offset, strays,
+                                        kept.group(1) if kept else "no"))
     assert total >= 200, err
     assert not strays, (strays, out)
     for offset, n in by_offset.items():
         assert n >= total * 0.08, (offset, by_offset, out)
-    assert kept and kept_frees, err
-    if frees == "counted" and MAY_GOTO in err:
-        assert NOT_COUNTED not in err and float(kept_frees.group(1)) > 0, err
-    if frees == "not-counted":
-        assert float(kept_frees.group(1)) == 0 and float(kept.group(1)) > 0, err
+    assert kept, err
+    if interp.version[:2] == (3, 11):
+        assert float(kept.group(1)) > 0, err

@@ -315,7 +315,6 @@ enum pyb_phase {
 	PYB_PHASE_BEFORE_NS,      /* pyoffcpu: its own look-ups before the walk */
 	PYB_PHASE_SWITCH_IN_NS,   /* pyoffcpu: charging an interval as its thread runs */
 	PYB_PHASE_FUNC_HITS,      /* 3.11: identities kept by their function's version */
-	PYB_PHASE_FREES_HITS,     /* identities kept: no code object freed since (code_frees) */
 	PYB_PHASE_MAX,
 };
 

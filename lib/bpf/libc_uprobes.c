@@ -67,6 +67,21 @@ static uint64_t skip_flag_only_prefix(struct elf_image *img, uint64_t vaddr)
 	return at;
 }
 
+/* The file offset of linked address vaddr, by the PT_LOAD that holds it. */
+static int file_offset_of(const struct elf_image *img, uint64_t vaddr, uint64_t *off)
+{
+	for (size_t i = 0; i < img->nphdrs; i++) {
+		const Elf64_Phdr *ph = &img->phdrs[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && vaddr >= ph->p_vaddr &&
+		    vaddr - ph->p_vaddr < ph->p_filesz) {
+			*off = ph->p_offset + (vaddr - ph->p_vaddr);
+			return 0;
+		}
+	}
+	return -1;
+}
+
 static int keep_fd(struct libc_uprobes *u, int fd)
 {
 	int *v = grow_room(u->fds, u->n, &u->cap, 32, sizeof(*v));
@@ -88,7 +103,7 @@ static int resolve(struct libc_uprobes *u, struct elf_image *img, const struct l
 
 		offs[i] = 0;
 		if (elf_image_symbol(img, p[i].symbol, &value, &size) == 0 && value &&
-		    elf_image_code_offset(img, skip_flag_only_prefix(img, value), &offs[i]) == 0)
+		    file_offset_of(img, skip_flag_only_prefix(img, value), &offs[i]) == 0)
 			continue;
 		offs[i] = 0;
 		if (p[i].needed) {

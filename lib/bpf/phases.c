@@ -54,14 +54,12 @@ void phases_print(struct bpfmod *m, const char *tool, const char *event)
 	fprintf(stderr,
 		"%s: BPF time per %s (%.0f of them, clocks on): %sthread state %.0f ns; "
 		"Python walk %.0f ns (%.1f frames, %.2f frame reads of %.0f ns, %.2f code windows, "
-		"%.2f identities kept by their function's version, %.2f kept as no code object was "
-		"freed, %.2f identities read of %.0f ns, "
+		"%.2f identities kept by their function's version, %.2f identities read of %.0f ns, "
 		"%.2f with a read that failed; %.0f ns storing, %.2f new stacks); ",
 		tool, event, n, before, PER(PYB_PHASE_TSTATE_NS), PER(PYB_PHASE_WALK_NS),
 		PER(PYB_PHASE_PY_FRAMES),
 		PER(PYB_PHASE_FRAME_READS), EACH(PYB_PHASE_FRAME_READ_NS, PYB_PHASE_FRAME_READS),
-		PER(PYB_PHASE_CODE_READS), PER(PYB_PHASE_FUNC_HITS), PER(PYB_PHASE_FREES_HITS),
-		PER(PYB_PHASE_IDENTS),
+		PER(PYB_PHASE_CODE_READS), PER(PYB_PHASE_FUNC_HITS), PER(PYB_PHASE_IDENTS),
 		EACH(PYB_PHASE_IDENT_NS, PYB_PHASE_IDENTS), PER(PYB_PHASE_IDENT_FAILS),
 		PER(PYB_PHASE_STORE_NS),
 		PER(PYB_PHASE_NEW_STACKS));

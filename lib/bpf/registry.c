@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "sys/proc_maps.h"
-#include "bpf/code_frees.h"
 #include "bpf/native_maps.h"
 #include "sys/exec_maps.h"
 #include "sys/native_symbols.h"
@@ -59,20 +58,11 @@ void registry_init(struct py_registry *r, const char *tool, int procs_fd, int la
 	code_names_init(&r->names);
 }
 
-/* Stops counting t's code frees (an exec or its exit ends its program). */
-static void unwatch_frees(struct py_registry *r, struct py_target *t)
-{
-	if (r->frees && t->frees_fd >= 0)
-		code_frees_forget(r->frees, t->pid, t->frees_fd);
-	t->frees_fd = -1;
-}
-
 void registry_free(struct py_registry *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		if (r->v[i].pidfd >= 0)
 			close(r->v[i].pidfd);
-		unwatch_frees(r, &r->v[i]);
 	}
 	free(r->v);
 	free(r->followed);
@@ -283,19 +273,7 @@ static int register_bpf(struct py_registry *r, struct py_target *t)
 	 * the process whole from its first event */
 	if (r->on_active)
 		r->on_active(r->on_active_ctx, t);
-	unwatch_frees(r, t);
-	if (r->frees) {
-		t->frees_fd = code_frees_watch(r->frees, &t->proc);
-		if (t->frees_fd < 0 && r->verbose)
-			fprintf(stderr, "%s: PID %d: its code objects' frees are not counted (%s): "
-					"each walk reads again the identities it cannot check otherwise\n",
-				r->tool, (int)t->pid, r->frees->why);
-	}
-	if (bpf_update_elem(r->procs_fd, &key, &cfg, 0) < 0) {
-		unwatch_frees(r, t);
-		return -1;
-	}
-	return 0;
+	return bpf_update_elem(r->procs_fd, &key, &cfg, 0);
 }
 
 /*
@@ -367,7 +345,6 @@ static void mark_exited(struct py_registry *r, struct py_target *t)
 	t->state = TARGET_GONE;
 	r->exited++;
 	close_pidfd(r, t);
-	unwatch_frees(r, t);
 	if (r->native) /* its pid may come back as another program */
 		native_maps_forget(r->native, t->pid);
 }
@@ -552,7 +529,6 @@ void registry_consider(struct py_registry *r, pid_t pid, bool young, const char 
 			uint32_t key = (uint32_t)pid;
 
 			bpf_delete_elem(r->procs_fd, &key);
-			unwatch_frees(r, t);
 		}
 	} else {
 		struct py_target *v = grow_room(r->v, r->n, &r->cap, 64, sizeof(*v));
@@ -564,7 +540,6 @@ void registry_consider(struct py_registry *r, pid_t pid, bool young, const char 
 		memset(t, 0, sizeof(*t));
 		t->pid = pid;
 		t->pidfd = -1;
-		t->frees_fd = -1;
 	}
 	if (t->state == TARGET_WAITING) /* exec'd: its binary is to be read again */
 		t->state = TARGET_PENDING;

@@ -30,7 +30,6 @@ enum py_target_state {
 	TARGET_GONE,       /* exited */
 };
 
-struct code_frees;
 struct native_maps;
 struct native_symbols;
 
@@ -48,7 +47,6 @@ struct py_target {
 	uint64_t last_seed_ns; /* thread states last handed to BPF (see registry_tick) */
 	uint64_t next_check_ns; /* registry_tick's checks of an active target are due */
 	int pidfd; /* readable once the process has exited; -1: none (then /proc is polled) */
-	int frees_fd; /* the uprobe counting its code objects' frees (bpf/code_frees.h); -1 none */
 	bool starting; /* just exec'd or forked: its interpreter may not be mapped yet */
 	bool many_threads; /* more than BPF's search covers, at the last look */
 	bool seen_python;  /* an interpreter was found in it at some look, or its name says python */
@@ -87,7 +85,6 @@ struct py_registry {
 	 * as it registers: only for tools whose BPF reads them */
 	bool gc_flag;
 	struct code_names names;
-	struct code_frees *frees; /* code frees watched for BPF's memo; NULL: not */
 	struct native_maps *native; /* native stacks wanted: the files BPF unwinds */
 	struct native_symbols *nsyms; /* names of native frames (created when needed) */
 	/* for the summary */

@@ -374,26 +374,6 @@ static void start_native(struct tool_session *s)
 	s->native_on = true;
 }
 
-/* Loads the uprobe that counts code frees (bpf/code_frees.h), if the
- * walk can use the count; without it identities are checked as before. */
-static void start_code_frees(struct tool_session *s)
-{
-	int map_fd = bpfmod_table_fd(&s->bpf, "code_frees"), prog_fd = -1;
-	const char *off = getenv("PYBPF_NO_CODE_FREES"); /* tests of the other ways */
-
-	if (map_fd >= 0 && loop_guard_available() && !(off && *off && *off != '0')) {
-		prog_fd = bpfmod_load(&s->bpf, "pyb_code_freed", BPF_PROG_TYPE_KPROBE);
-		if (prog_fd >= 0 && bpfmod_wait_load(&s->bpf, prog_fd) < 0)
-			prog_fd = -1;
-		if (prog_fd < 0 && s->verbose)
-			fprintf(stderr, "%s: code objects' frees not counted (%s): each walk reads "
-					"the identities of code objects without a version again\n",
-				s->tool, s->bpf.err);
-	}
-	code_frees_init(&s->frees, prog_fd, prog_fd >= 0 ? map_fd : -1);
-	s->reg.frees = prog_fd >= 0 ? &s->frees : NULL;
-}
-
 static int attach_discovery(struct tool_session *s)
 {
 	int exec_fd = bpfmod_load(&s->bpf, "raw_tracepoint__sched_process_exec",
@@ -447,7 +427,6 @@ int session_start_discovery(struct tool_session *s)
 	s->reg.named_fd = bpfmod_table_fd(&s->bpf, "named_codes");
 	s->reg.on_active = session_on_active;
 	s->reg.on_active_ctx = s;
-	start_code_frees(s);
 	if (s->launched)
 		return registry_follow(&s->reg, s->pids[0]);
 	if (s->npids) {

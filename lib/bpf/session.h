@@ -15,7 +15,6 @@
 #include <sys/types.h>
 
 #include "bpf/async_tasks.h"
-#include "bpf/code_frees.h"
 #include "bpf/module.h"
 #include "bpf/native_maps.h"
 #include "bpf/registry.h"
@@ -82,10 +81,6 @@ struct tool_session {
 	bool no_native; /* --no-native: compiled without room for unwind rows */
 	const char *chains[2];
 	int chain_fds[2], nchains;
-	/* code objects' frees, counted for BPF's memo of code identities
-	 * (where the kernel bounds the walk's loop: only that walk keeps
-	 * identities by them) */
-	struct code_frees frees;
 	/* called as a process becomes a target, before BPF sees it (the
 	 * registry's on_active) */
 	void (*on_active)(void *ctx, struct py_target *t);

@@ -117,22 +117,6 @@ int py_code_identity_read(struct py_process *p, uint64_t code, struct py_code_id
 	return 0;
 }
 
-/* PyTypeObject is public and has kept its layout from 3.8 on: tp_name,
- * tp_basicsize, tp_itemsize, then tp_dealloc. */
-#define TYPE_DEALLOC_AFTER_NAME 24
-
-int py_code_dealloc_addr(const struct py_process *p, uint64_t *addr)
-{
-	uint64_t v = 0;
-
-	if (!p->code_type || p->off.type_name == PY_OFFSET_ABSENT ||
-	    remote_read(p->pid, p->code_type + (uint64_t)p->off.type_name + TYPE_DEALLOC_AFTER_NAME,
-			&v, sizeof(v)) < 0 || !v)
-		return -1;
-	*addr = v;
-	return 0;
-}
-
 int py_code_read(struct py_process *p, uint64_t code, struct py_code_info *ci)
 {
 	struct py_code_identity *id = &ci->ident;

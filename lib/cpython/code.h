@@ -54,12 +54,6 @@ int py_code_identity_read(struct py_process *p, uint64_t code, struct py_code_id
 int py_code_read(struct py_process *p, uint64_t code, struct py_code_info *ci);
 void py_code_info_free(struct py_code_info *ci);
 
-/* The address of the function that frees code objects in process p
- * (code_dealloc, PyCode_Type's tp_dealloc, read in the process). Returns 0,
- * or -1 if it cannot be read. Not checked here: the caller checks it is
- * in the interpreter's code. */
-int py_code_dealloc_addr(const struct py_process *p, uint64_t *addr);
-
 /* Current line for a byte offset into the code's bytecode; -1 if unknown. */
 int py_code_line(const struct py_process *p, const struct py_code_info *ci, int64_t offset);
 

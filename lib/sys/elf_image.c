@@ -343,20 +343,6 @@ int elf_image_vaddr_of_offset(struct elf_image *img, uint64_t offset, uint64_t *
 	return -1;
 }
 
-int elf_image_code_offset(const struct elf_image *img, uint64_t vaddr, uint64_t *off)
-{
-	for (size_t i = 0; i < img->nphdrs; i++) {
-		const Elf64_Phdr *ph = &img->phdrs[i];
-
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && vaddr >= ph->p_vaddr &&
-		    vaddr - ph->p_vaddr < ph->p_filesz) {
-			*off = ph->p_offset + (vaddr - ph->p_vaddr);
-			return 0;
-		}
-	}
-	return -1;
-}
-
 int elf_image_flags_of_offset(struct elf_image *img, uint64_t offset, uint32_t *flags)
 {
 	const Elf64_Phdr *within = NULL;

@@ -79,10 +79,6 @@ int elf_image_vaddr_of_offset(struct elf_image *img, uint64_t offset, uint64_t *
  * `offset` maps, as the loader mapped it; 0 or -1. */
 int elf_image_flags_of_offset(struct elf_image *img, uint64_t offset, uint32_t *flags);
 
-/* The file offset of linked address vaddr, if an executable PT_LOAD
- * holds it (code, where a uprobe can go); 0 or -1. */
-int elf_image_code_offset(const struct elf_image *img, uint64_t vaddr, uint64_t *off);
-
 /* True if the file carries DWARF (.debug_info). */
 bool elf_image_has_dwarf(struct elf_image *img);
 
