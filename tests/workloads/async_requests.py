@@ -74,12 +74,15 @@ async def main(scratch, mode, n, seconds, handlers):
         block(0.005)
         await asyncio.sleep(0)
     spent, coroutine = {}, {}
+    # kept to the end: a tool may name a frame's code after its task ended
+    steps = []
     for i in range(n):
         name = "req-%d" % i
         handler = admin_request if handlers == 2 and i % 2 else request
         coroutine[name] = handler.__qualname__
+        steps.append(on_behalf_of(name, spend))
         spent[name] = await asyncio.get_running_loop().create_task(
-            handler(on_behalf_of(name, spend), seconds), name=name)
+            handler(steps[-1], seconds), name=name)
     write_json(os.path.join(scratch, "truth.json"), {"spent": spent, "coroutine": coroutine})
 
 
