@@ -28,7 +28,6 @@ import shutil
 import signal
 import struct
 import subprocess
-import sys
 import threading
 import time
 
